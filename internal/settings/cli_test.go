@@ -235,34 +235,35 @@ func TestRepositoryCannotEraseDenies(t *testing.T) {
 }
 
 // TestHeldRuleRefusalSaysTrust (review40 P2-D): through the real CLI, in
-// an untrusted project whose .claude/settings.json allows Bash(python3 -m
-// pytest:*) and also asks for bypassPermissions and a SessionStart hook,
-// the root's and a subagent's `python3 -m pytest -q` are refused with the
+// an untrusted project whose .claude/settings.json allows Bash(gh pr:*)
+// and also asks for bypassPermissions and a SessionStart hook,
+// the root's and a subagent's `gh pr list` are refused with the
 // narrow route first (that rule in the user's file, or --allow for one
 // run), then the held-back rule, and that brood trust would also grant the
-// mode and the hook; never "run brood trust" alone. Another command's
-// refusal names the user's settings file and the narrowest prefix.
+// mode and the hook; never "run brood trust" alone. A build runner's
+// refusal (make build) names this project's local file and the narrowest
+// prefix (review-sweep P2-1).
 func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 	p := testbrood.NewProject(t, mainEnv, nil)
-	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(python3 -m pytest:*)", "Bash(curl:*)"], "defaultMode": "bypassPermissions"},
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(gh pr:*)", "Bash(curl:*)"], "defaultMode": "bypassPermissions"},
  "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch hooked"}]}]}}`)
 	spec := p.Script("held.yaml", `agents:
   root:
     - tools:
-        - Bash: {command: "python3 -m pytest -q"}
+        - Bash: {command: "gh pr list"}
         - Task: {subagent_type: general-purpose, description: tests, prompt: "run the tests"}
         - Bash: {command: "make build"}
     - say: "ROOT={{result 0}} CHILD={{result 1}} OTHER={{result 2}}"
   general-purpose:
     - tools:
-        - Bash: {command: "python3 -m pytest -q"}
+        - Bash: {command: "gh pr list"}
     - say: "child saw: {{result 0}}"
 `)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	code, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, "-p", "--model", spec, "x")
-	held := `to allow it add "Bash(python3 -m pytest:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)'; ` +
-		`the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it too but is held back until you trust the project, ` +
+	held := `to allow it add "Bash(gh pr:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(gh pr:*)'; ` +
+		`the project's allow rule "Bash(gh pr:*)" in .claude/settings.json would allow it too but is held back until you trust the project, ` +
 		`and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, allow rules, hooks`
 	root, rest, _ := strings.Cut(out, "CHILD=")
 	child, other, _ := strings.Cut(rest, "OTHER=")
@@ -271,7 +272,7 @@ func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 			t.Errorf("the %s's refusal does not offer the narrow route first, then brood trust with what it grants (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
 		}
 	}
-	if want := `to allow it add "Bash(make build:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'`; !strings.Contains(other, want) || strings.Contains(other, "held back") {
+	if want := `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(make build:*)'`; !strings.Contains(other, want) || strings.Contains(other, "held back") {
 		t.Errorf("the other refusal lacks %q:\n%s", want, other)
 	}
 	if _, err := os.Stat(filepath.Join(p.Root, "hooked")); err == nil {

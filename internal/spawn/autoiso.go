@@ -22,8 +22,11 @@ import (
 const isolatedCopyNote = "ran on an isolated copy of the tree"
 
 // chooseIsolation decides where a writer works and notes the choice for the
-// parent model. The request's isolation wins, then the definition's, then
-// the agents.isolation setting; "" and "auto" mean auto:
+// parent model. The definition's isolation wins (an untrusted project
+// agent's only when stricter than the settings'), then the agents.isolation
+// setting; the request's (a Task call's, a workflow phase's) only when it
+// is stricter than that, else a note says it was not applied; "" and
+// "auto" mean auto:
 //
 //   - a writer dispatched together with other writers (the Task calls of
 //     one turn, the calls of one workflow phase) gets an isolated copy, so
@@ -55,7 +58,15 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 		env.Notes = append(env.Notes, fmt.Sprintf("its definition's isolation: %s not applied: %s is a project file, and the project is not trusted (run `brood trust`); your agents.isolation applies", defMode, def.Path))
 		defMode = ""
 	}
-	mode := cmp.Or(req.Isolation, defMode, d.cfg.Settings.Agents.Isolation, "auto")
+	mode := cmp.Or(defMode, d.cfg.Settings.Agents.Isolation, "auto")
+	if settings.LooserIsolation(req.Isolation, mode) {
+		// The Task call's or the workflow phase's mode may only be
+		// stricter (review-sweep P2-2): a model, or an instruction file
+		// it read, cannot take a writer off the copy the settings give.
+		env.Notes = append(env.Notes, fmt.Sprintf("the requested isolation: %s not applied: it is looser than %s, which your settings (agents.isolation) or the agent's definition give; a Task call or workflow phase may only ask for a stricter one", req.Isolation, mode))
+	} else {
+		mode = cmp.Or(req.Isolation, mode)
+	}
 	if mode != "worktree" {
 		// The user's Edit and Write deny rules win over working in
 		// place where its view cannot hold them (review40 P2-A, P2-B,

@@ -93,3 +93,43 @@ func TestUntrustedAgentIsolationWaitsForTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestedIsolationOnlyStricter (review-sweep P2-2): the model's Task
+// call (or a workflow phase) may ask for a stricter isolation than the
+// settings and the definition give, never a looser one: isolation: none
+// under agents.isolation worktree (or auto beside another writer) still
+// gets a copy, and the task's notes say the request was not applied.
+func TestRequestedIsolationOnlyStricter(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, def, req string
+		source                   registry.Source
+		trusted                  bool
+		othersInPlace            int
+		want                     string // env.Isolation
+		note                     bool
+	}{
+		{"none under worktree settings", "worktree", "", "none", registry.SourceUser, false, 0, "worktree", true},
+		{"none beside another writer under auto", "", "", "none", registry.SourceUser, false, 1, "worktree", true},
+		{"auto under worktree settings", "worktree", "", "auto", registry.SourceUser, false, 0, "worktree", true},
+		{"none under an untrusted project agent's held-back none", "worktree", "none", "none", registry.SourceProject, false, 0, "worktree", true},
+		{"none under the user's own agent's none", "worktree", "none", "none", registry.SourceUser, false, 0, "", false},
+		{"none under none settings", "none", "", "none", registry.SourceUser, false, 1, "", false},
+		{"worktree is stricter", "", "", "worktree", registry.SourceUser, false, 0, "worktree", false},
+		{"worktree over a none agent", "", "none", "worktree", registry.SourceUser, false, 0, "worktree", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{TrustProject: func(string) bool { return tc.trusted }}
+			cfg.Settings.Agents.Isolation = tc.settings
+			d := &Dispatcher{cfg: cfg, inPlace: tc.othersInPlace}
+			env := &dispatch.Envelope{}
+			def := &registry.Definition{Name: "writer", Source: tc.source, Path: "/p/.claude/agents/writer.md", Isolation: tc.def}
+			d.chooseIsolation(env, def, call.Spec{Isolation: tc.req})
+			if env.Isolation != tc.want {
+				t.Errorf("isolation %q, want %q (notes %q)", env.Isolation, tc.want, env.Notes)
+			}
+			if got := slices.ContainsFunc(env.Notes, func(n string) bool { return strings.Contains(n, "the requested isolation: "+tc.req+" not applied") }); got != tc.note {
+				t.Errorf("notes %q: saying the request was not applied: %v, want %v", env.Notes, got, tc.note)
+			}
+		})
+	}
+}

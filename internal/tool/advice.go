@@ -144,7 +144,7 @@ func scopeOf(r string, dir string) ruleScope {
 	}
 	spec, prefix := strings.CutSuffix(rule.Specifier, ":*")
 	words := strings.Fields(spec)
-	if len(words) == 0 || spec == "*" || !prefix && lineRunsCode(spec, dir) {
+	if len(words) == 0 || spec == "*" || !prefix && lineRunsCode(spec, dir) || prefix && prefixRunsCode(spec) {
 		return scopeNone
 	}
 	return wordsScope(words, prefix, dir)
@@ -169,8 +169,17 @@ func repoPath(w, dir string, script bool) bool {
 		return false
 	case filepath.IsAbs(w):
 		return inside(dir, filepath.Clean(w))
+	case !staysInside(w):
+		return false // ../../tmp/x.py: a file of another directory
 	}
 	return strings.Contains(w, "/") || script && strings.Contains(w, ".")
+}
+
+// staysInside reports whether the relative path w stays below the
+// directory it is read in (no ".." leaves it).
+func staysInside(w string) bool {
+	c := filepath.Clean(w)
+	return c != ".." && !strings.HasPrefix(c, "../")
 }
 
 // interpreters run the program their arguments give (less a version:

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -33,17 +34,68 @@ func wordsScope(words []string, prefix bool, dir string) ruleScope {
 		return scopeNone
 	case repoPath(words[0], dir, false):
 		return scopeLocal
-	case isInterpreter(prog) && words[1] != "-m":
+	case !filepath.IsAbs(words[0]) && !staysInside(words[0]):
+		// ../../tmp/x.sh: a file beside the repository, another one in
+		// every other project.
+		return scopeNone
+	case isInterpreter(prog):
 		// Its script: one of the repository's (a relative name is read
 		// where it runs: node script, python3 manage.py), else one any
-		// project could put there (/tmp/x.py, ~/x.py, $X).
-		if scriptPath(words[1], dir) {
+		// project could put there (/tmp/x.py, ~/x.py, $X). A module (-m
+		// runpy, pdb, pip, pytest) is one the environment or the project
+		// chooses, whatever its name.
+		if words[1] != "-m" && scriptPath(words[1], dir) {
 			return scopeLocal
 		}
 		return scopeNone
+	case runsRepoCode(words):
+		// A build or test runner runs the repository's own code (its
+		// Makefile, package.json scripts, build.rs, conftest.py): another
+		// repository's is another program, as ./build.sh is.
+		return scopeLocal
 	}
 	return scopeUser
 }
+
+// runsRepoCode reports whether the words (program first) name a build or
+// test runner, or a subcommand of one, that runs the repository's code.
+func runsRepoCode(words []string) bool {
+	prog := interpName(words[0])
+	if buildRunners()[prog] || prog == "yarn" && len(words) == 1 {
+		return true
+	}
+	if len(words) < 2 {
+		return false
+	}
+	switch prog {
+	case "npm", "pnpm", "yarn", "bun":
+		return npmScripts()[words[1]]
+	}
+	return buildSubcommands()[prog+" "+words[1]]
+}
+
+// buildRunners run the repository's build or tests whatever follows.
+var buildRunners = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range []string{"make", "gmake", "bmake", "pytest", "py.test", "tox", "nox", "cmake", "ctest", "ninja", "meson", "scons"} {
+		m[p] = true
+	}
+	return m
+})
+
+// buildSubcommands are the subcommands that build or test the repository
+// (build.rs, go generate directives, setup.py) or install a package, whose
+// scripts run at install.
+var buildSubcommands = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range []string{"cargo build", "cargo b", "cargo test", "cargo t", "cargo check", "cargo c", "cargo bench", "cargo clippy",
+		"cargo doc", "cargo d", "cargo install", "cargo fix", "cargo publish", "cargo package", "go test", "go generate",
+		"pip install", "pip wheel", "pip download", "uv pip", "uv sync", "uv build", "uv add", "uv lock",
+		"poetry install", "poetry build", "poetry add", "bazel build", "bazel test", "bazelisk build", "bazelisk test"} {
+		m[p] = true
+	}
+	return m
+})
 
 // scriptPath reports whether an interpreter's script operand w names a
 // file of the repository: a relative path, or an absolute one inside dir.
@@ -51,7 +103,7 @@ func scriptPath(w, dir string) bool {
 	if strings.HasPrefix(w, "~") || strings.ContainsAny(w, "$`") {
 		return false
 	}
-	return repoPath(w, dir, true) || !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "-")
+	return repoPath(w, dir, true) || !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "-") && staysInside(w)
 }
 
 // lineRunsCode reports whether an exact rule's line runs code that its
@@ -72,14 +124,32 @@ func lineRunsCode(line, dir string) bool {
 		if wordsScope(texts(cmd.args), false, dir) == scopeNone {
 			return true
 		}
-		a := analyse(cmd.args, dir)
-		if a.inner != nil {
+		if a := analyse(cmd.args, dir); a.inner != nil || runsCode(a.risks) {
 			return true
 		}
-		for _, rk := range a.risks {
-			if !rk.guardOnly && !writesOnly(rk.why) {
-				return true
-			}
+	}
+	return false
+}
+
+// prefixRunsCode reports whether a prefix rule's own words already run
+// code (make SHELL=/tmp/evil:*, the one word a suggested prefix keeps
+// that is neither a subcommand nor an option): the rule covers what it
+// names, so it would allow that in every project it reaches.
+func prefixRunsCode(spec string) bool {
+	sl := parseShell(spec)
+	if sl.opaque || len(sl.cmds) != 1 {
+		return true
+	}
+	args := sl.cmds[0].args
+	return len(args) > 0 && (programName(args[0].text) == "make" || programName(args[0].text) == "gmake") && len(makeVarRisks(args)) > 0
+}
+
+// runsCode reports whether one of the risks runs a program or reads code
+// (not only writes a file the line names, nor an operand of cp or rm).
+func runsCode(risks []risk) bool {
+	for _, rk := range risks {
+		if !rk.guardOnly && !writesOnly(rk.why) {
+			return true
 		}
 	}
 	return false
@@ -143,7 +213,8 @@ var codeRunners = sync.OnceValue(func() map[string]bool {
 		"expect", "screen", "tmux", "at", "batch", "crontab", "npx", "pnpx", "bunx", "uvx", "pipx",
 		"irb", "ipython", "ghci", "iex", "erl", "valgrind", "perf", "hyperfine", "taskset", "chrt", "fakeroot",
 		"busybox", "gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "ld.so", "ld-linux.so", "ld-linux-x86-64.so", "ld-linux-aarch64.so",
-		"firejail", "bwrap", "xvfb-run", "dbus-run-session", "proxychains", "torsocks", "faketime", "entr"} {
+		"firejail", "bwrap", "xvfb-run", "dbus-run-session", "proxychains", "torsocks", "faketime", "entr",
+		"rustc", "rake", "just", "nix-shell", "rlwrap", "sg", "runuser", "pkexec", "ansible", "ansible-playbook", "terraform", "tofu"} {
 		m[p] = true
 	}
 	return m
@@ -161,35 +232,38 @@ var codeSubcommands = sync.OnceValue(func() map[string]map[string]bool {
 		return m
 	}
 	return map[string]map[string]bool{
-		"go":      set("run", "tool"),
-		"cargo":   set("", "run", "script"),
-		"npm":     set("exec", "x"),
-		"pnpm":    set("dlx"),
-		"yarn":    set("dlx"),
-		"bun":     set("", "x", "exec"),
-		"deno":    set("", "run", "eval", "repl", "x", "serve", "install", "jupyter"),
-		"uv":      set("", "tool"),
-		"poetry":  set(""),
-		"pipenv":  set(""),
-		"pdm":     set(""),
-		"hatch":   set(""),
-		"rye":     set(""),
-		"conda":   set(""),
-		"pixi":    set(""),
-		"bundle":  set(""),
-		"docker":  set("", "exec"),
-		"podman":  set("", "exec"),
-		"kubectl": set("", "exec", "debug"),
-		"gh":      set("", "extension", "ext"),
-		"dotnet":  set("", "run", "exec", "script", "tool"),
-		"mvn":     set(""),
-		"gradle":  set(""),
-		"sbt":     set(""),
-		"nix":     set("", "run", "shell", "develop"),
-		"stack":   set("", "exec", "runghc", "runhaskell", "ghci"),
-		"cabal":   set("", "exec", "run", "repl"),
-		"mix":     set("", "run"),
-		"rustup":  set("run"),
+		"go":       set("run", "tool"),
+		"git":      set("difftool", "mergetool"),
+		"bazel":    set("run"),
+		"bazelisk": set("", "run"),
+		"cargo":    set("", "run", "script"),
+		"npm":      set("exec", "x"),
+		"pnpm":     set("dlx"),
+		"yarn":     set("dlx"),
+		"bun":      set("", "x", "exec"),
+		"deno":     set("", "run", "eval", "repl", "x", "serve", "install", "jupyter"),
+		"uv":       set("", "tool"),
+		"poetry":   set(""),
+		"pipenv":   set(""),
+		"pdm":      set(""),
+		"hatch":    set(""),
+		"rye":      set(""),
+		"conda":    set(""),
+		"pixi":     set(""),
+		"bundle":   set(""),
+		"docker":   set("", "exec", "run", "compose", "container", "create"),
+		"podman":   set("", "exec", "run", "compose", "container", "create"),
+		"kubectl":  set("", "exec", "debug", "run", "create", "apply"),
+		"gh":       set("", "extension", "ext"),
+		"dotnet":   set("", "run", "exec", "script", "tool"),
+		"mvn":      set(""),
+		"gradle":   set(""),
+		"sbt":      set(""),
+		"nix":      set("", "run", "shell", "develop"),
+		"stack":    set("", "exec", "runghc", "runhaskell", "ghci"),
+		"cabal":    set("", "exec", "run", "repl"),
+		"mix":      set("", "run"),
+		"rustup":   set("run"),
 	}
 })
 

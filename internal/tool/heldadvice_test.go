@@ -25,13 +25,59 @@ func TestSuggestNarrowestPrefix(t *testing.T) {
 	const none = "no rule to keep is suggested (one for "
 	const ask = " would allow far more than this call): approve the call when asked (run brood without -p)"
 	for _, tc := range []struct{ cmd, want string }{
-		{"python3 -m pytest -q", `to allow it add "Bash(python3 -m pytest:*)"` + user + `'Bash(python3 -m pytest:*)'`},
-		{"python3.12 -m pip install -e .", `to allow it add "Bash(python3.12 -m pip:*)"` + user},
-		{"npm run test -- --watch=false", `to allow it add "Bash(npm run test:*)"` + user},
-		{"uv run pytest -x", `to allow it add "Bash(uv run pytest:*)"` + user},
-		{"npm install", `to allow it add "Bash(npm install:*)"` + user},
-		{"git commit -m wip", `to allow it add "Bash(git commit:*)"` + user},
-		{"make build", `to allow it add "Bash(make build:*)"` + user},
+		{"git commit -m wip", `to allow it add "Bash(git commit:*)"` + user + `'Bash(git commit:*)'`},
+		{"gh pr list", `to allow it add "Bash(gh pr:*)"` + user},
+		// review-sweep P2-1: a build or test runner runs the repository's
+		// own code (Makefile, package.json, build.rs, conftest.py): this
+		// project's file, as ./build.sh.
+		{"npm run test -- --watch=false", `to allow it add "Bash(npm run test:*)"` + local},
+		{"uv run pytest -x", `to allow it add "Bash(uv run pytest:*)"` + local},
+		{"npm install", `to allow it add "Bash(npm install:*)"` + local},
+		{"npm install left-pad", `to allow it add "Bash(npm install:*)"` + local},
+		{"npm test", `to allow it add "Bash(npm test:*)"` + local},
+		{"yarn", `to allow it add "Bash(yarn:*)"` + local},
+		{"make build", `to allow it add "Bash(make build:*)"` + local},
+		{"make", `to allow it add "Bash(make:*)"` + local},
+		{"cargo build --release", `to allow it add "Bash(cargo build:*)"` + local},
+		{"cargo install ripgrep", `to allow it add "Bash(cargo install:*)"` + local},
+		{"go test ./...", `to allow it add "Bash(go test:*)"` + local},
+		{"go generate ./...", `to allow it add "Bash(go generate:*)"` + local},
+		{"pytest -q", `to allow it add "Bash(pytest:*)"` + local},
+		{"tox -e py312", `to allow it add "Bash(tox:*)"` + local},
+		{"pip install requests", `to allow it add "Bash(pip install:*)"` + local},
+		{"uv pip install requests", `to allow it add "Bash(uv pip:*)"` + local},
+		{"cmake -B build -S .", `to allow it add "Bash(cmake:*)"` + local},
+		{"bazel test //...", `to allow it add "Bash(bazel test:*)"` + local},
+		// review-sweep P2-1: no rule for what runs code an argument names
+		{"python3 -m pytest -q", none + `"python3"` + ask + `, or pass --allow 'Bash(python3 -m pytest -q)' for one run`},
+		{"python3.12 -m pip install -e .", none + `"python3.12"` + ask},
+		{"python3 -m runpy /tmp/x.py", none + `"python3"` + ask},
+		{"python3 -m pdb /tmp/x.py", none + `"python3"` + ask},
+		{"python3 -m cProfile /tmp/x.py", none + `"python3"` + ask},
+		{"python3 ../../tmp/x.py", none + `"python3"` + ask},
+		{"node ../other/x.js", none + `"node"` + ask},
+		{"../../tmp/x.sh", none},
+		{"docker run -v /:/h alpine", none + `"docker"` + ask},
+		{"docker compose up", none + `"docker"` + ask},
+		{"podman run alpine", none + `"podman"` + ask},
+		{"kubectl run x --image=y", none + `"kubectl"` + ask},
+		{"git difftool", none + `"git"` + ask},
+		{"git mergetool", none + `"git"` + ask},
+		{"rake test", none + `"rake"` + ask},
+		{"cmake -P /tmp/x.cmake", none + `"cmake"` + ask},
+		{"cmake -E env X=1 sh", none + `"cmake"` + ask},
+		{"bazel run //:x", none + `"bazel"` + ask},
+		{"nix-shell --run id", none + `"nix-shell"` + ask},
+		{"rlwrap sh", none + `"rlwrap"` + ask},
+		{"sg wheel id", none + `"sg"` + ask},
+		{"runuser -u x id", none + `"runuser"` + ask},
+		{"pkexec id", none + `"pkexec"` + ask},
+		{"just build", none + `"just"` + ask},
+		{"ansible-playbook site.yml", none + `"ansible-playbook"` + ask},
+		{"terraform apply", none + `"terraform"` + ask},
+		{"pytest -p /tmp/evil", none + `"pytest"` + ask},
+		{"pytest -p evil tests", none + `"pytest"` + ask},
+		{"rustc -C linker=/tmp/x a.rs", none + `"rustc"` + ask},
 		{"./build.sh --fast", `to allow it add "Bash(./build.sh:*)"` + local + `'Bash(./build.sh:*)'`},
 		{"scripts/ci/test.sh", `to allow it add "Bash(scripts/ci/test.sh:*)"` + local},
 		{"bash ./x.sh", `to allow it add "Bash(bash ./x.sh:*)"` + local},
@@ -65,6 +111,9 @@ func TestSuggestNarrowestPrefix(t *testing.T) {
 		{"make -f FILE", none + `"make"` + ask + `, or pass --allow 'Bash(make -f FILE)' for one run`},
 		{"make -f x.mk build", none + `"make"` + ask},
 		{"make -C /tmp/other", none + `"make"` + ask},
+		{"make SHELL=/tmp/evil test", none + `"make"` + ask + `, or pass --allow 'Bash(make SHELL=/tmp/evil test)' for one run`},
+		{"make test 'MAKEFLAGS=--eval=$(shell id)'", none + `"make"` + ask},
+		{"make test .SHELLFLAGS=-xc", none + `"make"` + ask},
 		{"zip -TT CMD a.zip x", none + `"zip"` + ask + `, or pass --allow 'Bash(zip -TT CMD a.zip x)' for one run`},
 		{"zip --unzip-command 'sh -c id' a.zip x", none + `"zip"` + ask},
 		{"npx PKG", none + `"npx"` + ask + `, or pass --allow 'Bash(npx PKG)' for one run`},
@@ -121,8 +170,8 @@ func TestSuggestNarrowestPrefix(t *testing.T) {
 		{"scp -S ./x a host:b", none + `"scp"` + ask},
 		// What stays: a write the exact line shows, a plain program.
 		{"sed -i s/a/b/ f", `to allow it add "Bash(sed -i s/a/b/ f)"` + user},
-		{"poetry run pytest -x", `to allow it add "Bash(poetry run pytest:*)"` + user},
-		{"cargo test", `to allow it add "Bash(cargo test:*)"` + user},
+		{"poetry run pytest -x", `to allow it add "Bash(poetry run pytest:*)"` + local},
+		{"cargo test", `to allow it add "Bash(cargo test:*)"` + local},
 		{"zip -r out.zip src", `to allow it add "Bash(zip:*)"` + user},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -155,7 +204,7 @@ func TestHeldRuleAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	perms := base.WithHeld([]trust.HeldRule{
-		{Rule: "Bash(python3 -m pytest:*)", File: ".claude/settings.json"},
+		{Rule: "Bash(gh pr:*)", File: ".claude/settings.json"},
 		{Rule: "Edit(src/**)", File: ".brood/settings.toml"},
 	}, []string{"permissions.defaultMode bypassPermissions", "hooks"})
 	set := NewSet(Builtins()...)
@@ -164,14 +213,14 @@ func TestHeldRuleAdvice(t *testing.T) {
 		want      []string
 		not       []string
 	}{
-		{"held rule allows it", "python3 -m pytest -q",
-			[]string{`; to allow it add "Bash(python3 -m pytest:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)'; the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it too but is held back until you trust the project, and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, hooks`},
+		{"held rule allows it", "gh pr list",
+			[]string{`; to allow it add "Bash(gh pr:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(gh pr:*)'; the project's allow rule "Bash(gh pr:*)" in .claude/settings.json would allow it too but is held back until you trust the project, and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, hooks`},
 			[]string{"run brood trust", ".brood/settings.toml"}},
-		{"held rule covers a part only", "python3 -m pytest -q && curl example.com",
-			[]string{`to allow it add "Bash(python3 -m pytest:*)" and "Bash(curl:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)' --allow 'Bash(curl:*)'`},
+		{"held rule covers a part only", "gh pr list && curl example.com",
+			[]string{`to allow it add "Bash(gh pr:*)" and "Bash(curl:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(gh pr:*)' --allow 'Bash(curl:*)'`},
 			[]string{"held back"}},
-		{"no held rule", "make build",
-			[]string{`to allow it add "Bash(make build:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'`},
+		{"no held rule", "git push origin main",
+			[]string{`to allow it add "Bash(git push:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(git push:*)'`},
 			[]string{"held back", ".brood/settings.toml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

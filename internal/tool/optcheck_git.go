@@ -31,6 +31,7 @@ var gitTables = sync.OnceValue(func() map[string]*optTable {
 		"cat-file":     {long: map[string]string{"textconv": gitDiffLong["textconv"], "filters": "runs the filter programs git's configuration names"}, abbrev: true},
 		"grep": {long: map[string]string{"open-files-in-pager": effRun, "textconv": gitDiffLong["textconv"], "ext-grep": effRun},
 			short: map[byte]string{'O': effRun}, valued: "ABCefm", abbrev: true},
+		"difftool":  {long: merge(gitDiffLong, map[string]string{"extcmd": effRun}), short: map[byte]string{'x': effRun}, valued: "xtnSGOLUMCB", abbrev: true},
 		"rebase":    {long: map[string]string{"exec": effRun}, short: map[byte]string{'x': effRun}, valued: "sXx", abbrev: true},
 		"fetch":     {long: map[string]string{"upload-pack": effRun}, abbrev: true},
 		"pull":      {long: map[string]string{"upload-pack": effRun}, abbrev: true},

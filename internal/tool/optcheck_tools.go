@@ -198,10 +198,7 @@ func goRisks(args []shWord) []risk {
 // run, start, ...), which a rule naming only the manager does not cover.
 func npmRisks(args []shWord) []risk {
 	var out []risk
-	scripts := map[string]bool{"exec": true, "x": true, "run": true, "run-script": true, "rum": true, "urn": true, "test": true, "t": true, "tst": true,
-		"start": true, "stop": true, "restart": true, "install": true, "i": true, "in": true, "ins": true, "add": true, "ci": true, "clean-install": true,
-		"install-test": true, "it": true, "rebuild": true, "rb": true, "publish": true, "pack": true, "init": true, "create": true, "explore": true,
-		"dlx": true, "set": true, "edit": true, "config": true, "c": true, "link": true, "ln": true, "update": true, "up": true, "upgrade": true}
+	scripts := npmScripts()
 	sub := ""
 	for i := 1; i < len(args); i++ {
 		a := args[i].text
@@ -233,4 +230,76 @@ func slicesContainsText(args []shWord, s string) bool {
 		}
 	}
 	return false
+}
+
+// makeVarRisks lists make's NAME=value arguments that run code a rule for
+// make does not show (review-sweep P1-2): MAKEFLAGS and its kin carry
+// options (--eval, -f), SHELL and .SHELLFLAGS run every recipe line,
+// MAKEFILES reads another Makefile, MAKE runs for every sub-make; a name
+// make expands ("S$(E)HELL") could be any of them, "X!=cmd" runs cmd, and
+// a value with "$" is make code ("X:=$(shell cmd)" runs at once). Any
+// other variable (VERBOSE=1, CFLAGS=-O2) is the Makefile's to use.
+func makeVarRisks(args []shWord) []risk {
+	var out []risk
+	for i := 1; i < len(args); i++ {
+		w := args[i].text
+		lhs, val, ok := strings.Cut(w, "=")
+		if !ok || strings.HasPrefix(w, "-") {
+			continue
+		}
+		name := strings.TrimRight(strings.TrimSpace(lhs), ":+?!")
+		name = strings.TrimSpace(name)
+		switch {
+		case makeCodeVars()[name], strings.ContainsAny(lhs, "$!"), strings.Contains(val, "$"):
+			out = append(out, risk{at: i, opt: name + "=", why: effRun + ": make reads this variable as options, a shell or code"})
+		}
+	}
+	return out
+}
+
+// makeCodeVars are the variables whose value make itself runs or reads
+// as options or Makefiles.
+var makeCodeVars = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"MAKEFLAGS": true, "MFLAGS": true, "GNUMAKEFLAGS": true, "SHELL": true, ".SHELLFLAGS": true,
+		"MAKEFILES": true, "MAKE": true, "MAKESHELL": true, "MAKE_COMMAND": true, "MAKEOVERRIDES": true}
+})
+
+// npmScripts are the package managers' subcommands that run the package's
+// scripts or programs.
+var npmScripts = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range []string{"exec", "x", "run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart",
+		"install", "i", "in", "ins", "add", "ci", "clean-install", "install-test", "it", "rebuild", "rb", "publish", "pack",
+		"init", "create", "explore", "dlx", "set", "edit", "config", "c", "link", "ln", "update", "up", "upgrade"} {
+		m[c] = true
+	}
+	return m
+})
+
+// pytestPlugins lists pytest's -p NAME, which imports the module NAME
+// (any file's, with a path): only -p no:NAME, which turns a plugin off,
+// is not one.
+func pytestPlugins(args []shWord) []risk {
+	var out []risk
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "--") || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		at := strings.IndexByte(a, 'p')
+		if at < 0 || strings.IndexAny(a[1:at], "kmcoWrn") >= 0 {
+			continue // no -p, or it is another option's value (-kp)
+		}
+		val := a[at+1:]
+		if val == "" && i+1 < len(args) {
+			val = args[i+1].text
+		}
+		if !strings.HasPrefix(val, "no:") {
+			out = append(out, risk{at: i, opt: "-p", why: "imports a plugin module it names (any file's, with a path)"})
+		}
+	}
+	return out
 }

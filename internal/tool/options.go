@@ -212,7 +212,13 @@ var optTables = sync.OnceValue(func() map[string]*optTable {
 		"make": {long: map[string]string{"eval": effRun, "file": effReadCode, "makefile": effReadCode, "directory": makeElsewhere, "include-dir": effReadCode},
 			short: map[byte]string{'E': effRun, 'f': effReadCode, 'C': makeElsewhere, 'I': effReadCode}, valued: "CfIjloWE", abbrev: true},
 		"zip": {long: map[string]string{"unzip-command": effRun, "test": effRun},
-			short: map[byte]string{'T': effRun}, valued: "bnPtx", abbrev: false},
+			short: map[byte]string{'T': effRun}, valued: "bnPtx", abbrev: true}, // Info-ZIP takes a unique prefix: --tes, --unzip-c=
+		"cmake": {long: map[string]string{"preset": effReadCode, "workflow": effRun},
+			short:  map[byte]string{'P': "runs a cmake script", 'E': "runs a command of cmake's (env, chdir, ... run programs)", 'C': effReadCode},
+			valued: "SBCDUGTAPEWj", abbrev: false},
+		"pytest": {long: map[string]string{"override-ini": effReadCode, "config-file": effReadCode, "pyargs": "imports the packages it names",
+			"basetemp": "empties and writes a directory", "junitxml": effWrite, "junit-xml": effWrite, "debug": effWrite, "confcutdir": effReadCode},
+			short: map[byte]string{'o': effReadCode, 'c': effReadCode}, valued: "kmpcoWrn", abbrev: true},
 		// Programs that write their operands: a rule for them allows writing,
 		// but never brood's configuration (configwrite.go).
 		"touch":    {writesOperands: true},

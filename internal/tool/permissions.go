@@ -456,7 +456,7 @@ func isEditTool(tool string) bool {
 var subcommandTools = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
 		"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "npx": true,
-		"cargo": true, "docker": true, "kubectl": true, "make": true, "pip": true,
+		"cargo": true, "docker": true, "kubectl": true, "make": true, "pip": true, "bazel": true, "bazelisk": true,
 		"uv": true, "bun": true, "deno": true, "gh": true, "poetry": true,
 	}
 })
