@@ -83,19 +83,41 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"pytest --collect-only", "pytest --collect-only -q", "3 tests collected\n", "--collect-only"},
 		{"jest --passWithNoTests", "npx jest --passWithNoTests", "No tests found\n", "--passWithNoTests"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-				Calls: []Call{{Tool: "Bash", Command: tc.command, Result: tc.output}}}
-			got := Check(in)
-			if tc.why == "" {
-				if len(got) != 0 {
-					t.Fatalf("%q: concerns %q; want the pass backed", tc.command, got)
-				}
-				return
-			}
-			if len(got) != 1 || !strings.Contains(got[0].String(), tc.why) || !strings.Contains(got[0].String(), "no evidence that tests pass") {
-				t.Fatalf("%q: concerns %q; want one saying %q and that it is no evidence", tc.command, got, tc.why)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, tc.output, tc.why) })
+	}
+}
+
+// wantBacked checks that a Bash call of command, which printed output and
+// exited 0, backs "All tests pass." (why "") or is no evidence, for why.
+func wantBacked(t *testing.T, command, output, why string) {
+	t.Helper()
+	in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
+		Calls: []Call{{Tool: "Bash", Command: command, Result: output}}}
+	got := Check(in)
+	if why == "" {
+		if len(got) != 0 {
+			t.Fatalf("%q: concerns %q; want the pass backed", command, got)
+		}
+		return
+	}
+	if len(got) != 1 || !strings.Contains(got[0].String(), why) || !strings.Contains(got[0].String(), "no evidence that tests pass") {
+		t.Fatalf("%q: concerns %q; want one saying %q and that it is no evidence", command, got, why)
+	}
+}
+
+// TestClippedOutputCannotTellNoTestRan (review-forge P3): an output cut in
+// its middle (by the Bash tool or the record on disk) may have left out
+// the lines that show a test ran: "ran no test" is not judged from it.
+func TestClippedOutputCannotTellNoTestRan(t *testing.T) {
+	noFiles := strings.Repeat("?   \texample.com/x/cmd\t[no test files]\n", 40)
+	for _, tc := range []struct {
+		name, output, why string
+	}{
+		{"whole, no test files", noFiles, "no test files"},
+		{"cut by the record", noFiles + "\n… (5120 bytes left out) …\n" + noFiles, ""},
+		{"cut by the tool", noFiles + "\n\n... [9000 bytes cut from the middle; full output in /tmp/x] ...\n\n" + noFiles, ""},
+		{"cut, -run", "ok  \texample.com/x\t0.01s [no tests to run]\n… (5120 bytes left out) …\n" + noFiles, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantBacked(t, "go test ./...", tc.output, tc.why) })
 	}
 }
