@@ -121,3 +121,28 @@ func TestClippedOutputCannotTellNoTestRan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { wantBacked(t, "go test ./...", tc.output, tc.why) })
 	}
 }
+
+// TestFakePassesThroughVariables (review-forge P2-2): GOFLAGS or a test
+// option set by other means than an assignment the line shows (read,
+// printf -v, ${:=}, a variable or "$@" the same line set): no evidence.
+// A variable the line did not set, and -mod=mod, stay evidence.
+func TestFakePassesThroughVariables(t *testing.T) {
+	const ran = "ok  \texample.com/x\t0.12s\n"
+	for _, tc := range []struct {
+		name, command, why string
+	}{
+		{"a package list from go list", "go test $(go list ./... | grep -v /vendor/)", ""},
+		{"GOFLAGS=-mod=mod exported", "export GOFLAGS=-mod=mod && go test ./...", ""},
+		{"a variable the line set", "x=-exec=true; go test $x ./...", "takes an argument from $x"},
+		{"a quoted variable the line set", `x=-exec=true; go test "$x" ./...`, "takes an argument from $x"},
+		{"an array the line set", `a=(-exec true); go test "${a[@]}" ./...`, "takes an argument from $a"},
+		{"a loop variable", "for x in -exec=true; do go test $x ./...; done && go test ./...", "takes an argument from $x"},
+		{"set --", `set -- -exec=true && go test "$@" ./...`, "takes an argument from $@"},
+		{"read GOFLAGS", "read GOFLAGS <<< -exec=true; export GOFLAGS; go test ./...", "it sets GOFLAGS with read"},
+		{"printf -v GOFLAGS", "printf -v GOFLAGS %s -exec=true; export GOFLAGS; go test ./...", "it sets GOFLAGS with printf"},
+		{"${GOFLAGS:=}", ": ${GOFLAGS:=-exec=true}; export GOFLAGS; go test ./...", "it sets GOFLAGS with ${GOFLAGS:=...}"},
+		{"a nameref", "declare -n r=GOFLAGS; r=-exec=true; export GOFLAGS; go test ./...", "it names GOFLAGS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, ran, tc.why) })
+	}
+}

@@ -52,6 +52,9 @@ func Undermined(command string) string {
 		}
 		return why == ""
 	})
+	if why == "" {
+		why = setByOtherMeans(f)
+	}
 	return why
 }
 
