@@ -124,7 +124,8 @@ func TestClippedOutputCannotTellNoTestRan(t *testing.T) {
 
 // TestFakePassesThroughVariables (review-forge P2-2): GOFLAGS or a test
 // option set by other means than an assignment the line shows (read,
-// printf -v, ${:=}, a variable or "$@" the same line set): no evidence.
+// printf -v, ${:=}, a variable or "$@" the same line set), and HOME or
+// XDG_CONFIG_HOME moved for go (review-forge P2-3): no evidence.
 // A variable the line did not set, and -mod=mod, stay evidence.
 func TestFakePassesThroughVariables(t *testing.T) {
 	const ran = "ok  \texample.com/x\t0.12s\n"
@@ -141,6 +142,12 @@ func TestFakePassesThroughVariables(t *testing.T) {
 		{"read GOFLAGS", "read GOFLAGS <<< -exec=true; export GOFLAGS; go test ./...", "it sets GOFLAGS with read"},
 		{"printf -v GOFLAGS", "printf -v GOFLAGS %s -exec=true; export GOFLAGS; go test ./...", "it sets GOFLAGS with printf"},
 		{"${GOFLAGS:=}", ": ${GOFLAGS:=-exec=true}; export GOFLAGS; go test ./...", "it sets GOFLAGS with ${GOFLAGS:=...}"},
+		{"HOME for go", "HOME=$TMPDIR/h go test ./...", "it sets HOME for go"},
+		{"HOME through env", "env HOME=/tmp/h go test ./...", "it sets HOME for go"},
+		{"HOME exported", "export HOME=/tmp/h && go test ./...", "it sets HOME for go"},
+		{"XDG_CONFIG_HOME for go", "XDG_CONFIG_HOME=/tmp/c go test ./...", "it sets XDG_CONFIG_HOME for go"},
+		{"GOENV", "GOENV=/tmp/env go test ./...", "it sets GOENV"},
+		{"HOME for pytest", "HOME=/tmp/h pytest -q", ""},
 		{"a nameref", "declare -n r=GOFLAGS; r=-exec=true; export GOFLAGS; go test ./...", "it names GOFLAGS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, ran, tc.why) })

@@ -115,3 +115,38 @@ func argFromSetVariable(c *syntax.CallExpr, set map[string]bool) string {
 	}
 	return why
 }
+
+// goConfigMoved says why a line that runs go moves where go reads its own
+// settings ("" none): HOME or XDG_CONFIG_HOME set anywhere in it points go
+// at a go/env file an earlier `go env -w GOFLAGS=-exec=true` could have
+// written (GOENV is refused by statusVariable everywhere).
+func goConfigMoved(f *syntax.File) string {
+	runsGo, moved := false, ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.Assign:
+			if x.Name != nil && (x.Name.Value == "HOME" || x.Name.Value == "XDG_CONFIG_HOME") {
+				moved = x.Name.Value
+			}
+		case *syntax.CallExpr:
+			var words []string
+			for _, w := range x.Args {
+				words = append(words, wordText(w, ""))
+			}
+			i := programIndex(words)
+			for _, w := range words[:i] {
+				if k, _, ok := strings.Cut(w, "="); ok && (k == "HOME" || k == "XDG_CONFIG_HOME") {
+					moved = k
+				}
+			}
+			if i < len(words) && filepath.Base(words[i]) == "go" {
+				runsGo = true
+			}
+		}
+		return true
+	})
+	if runsGo && moved != "" {
+		return fmt.Sprintf("it sets %s for go, which reads its settings (GOFLAGS) from there", moved)
+	}
+	return ""
+}

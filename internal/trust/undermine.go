@@ -55,6 +55,9 @@ func Undermined(command string) string {
 	if why == "" {
 		why = setByOtherMeans(f)
 	}
+	if why == "" {
+		why = goConfigMoved(f)
+	}
 	return why
 }
 
