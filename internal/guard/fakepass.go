@@ -51,6 +51,11 @@ func fakedPass(in Input, c Call) string {
 		if why := noRun(sc, words); why != "" {
 			return why
 		}
+		if strings.HasPrefix(sc, "go test") {
+			if why := notWorkspace(in, c.Command, sc); why != "" {
+				return why
+			}
+		}
 		if strings.HasPrefix(sc, "go test") && !clipped(c.Result) {
 			if why := goTestRanNone(c.Result); why != "" {
 				return why

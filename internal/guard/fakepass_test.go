@@ -2,6 +2,8 @@ package guard
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -151,5 +153,59 @@ func TestFakePassesThroughVariables(t *testing.T) {
 		{"a nameref", "declare -n r=GOFLAGS; r=-exec=true; export GOFLAGS; go test ./...", "it names GOFLAGS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, ran, tc.why) })
+	}
+}
+
+// TestGoTestOfAnotherModuleIsNoEvidence (review-forge P2-4): a go test
+// of packages that are not the workspace's (the standard library's, a
+// module elsewhere by cd or -C) backs nothing; the workspace's own, by
+// relative path, absolute path, its module path or a nested module's,
+// still does.
+func TestGoTestOfAnotherModuleIsNoEvidence(t *testing.T) {
+	ws := t.TempDir()
+	for rel, body := range map[string]string{"go.mod": "module example.com/x\n\ngo 1.26\n", "sub/go.mod": "module example.com/sub\n", "std/go.mod": "module errors\n"} {
+		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ran = "ok  \texample.com/x\t0.12s\n"
+	for _, tc := range []struct {
+		name, command, why string
+	}{
+		{"./...", "go test ./...", ""},
+		{"the module path", "go test example.com/x/...", ""},
+		{"a relative dir and a file", "go test ./internal/a x_test.go", ""},
+		{"cd into a nested module", "cd sub && go test example.com/sub/...", ""},
+		{"cd by its absolute path", "cd " + ws + "/sub && go test ./...", ""},
+		{"-C a subdirectory", "go test -C sub ./...", ""},
+		{"go list's packages", "go test $(go list ./... | grep -v /vendor/)", ""},
+		{"the standard library", "go test errors", "it tests errors"},
+		{"another module by path", "go test github.com/other/mod/...", "it tests github.com/other/mod/..."},
+		{"a module named like the standard library", "cd std && go test errors", "it tests errors"},
+		{"cd elsewhere", "cd /tmp/fake && go test ./...", "it changes directory to /tmp/fake"},
+		{"cd elsewhere first", "cd /tmp/fake; go test ./...", "it changes directory to /tmp/fake"},
+		{"cd up", "cd .. && go test ./...", "it changes directory to .."},
+		{"cd home", "cd && go test ./...", "it changes directory to ~"},
+		{"-C elsewhere", "go test -C /tmp/fake ./...", "(-C)"},
+		{"a relative path out", "go test ../other/...", "it tests ../other/..."},
+		{"packages from echo", "go test $(echo errors)", "command's output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Status: "done", Summary: "All tests pass.", Workspace: ws, StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Dirs: trust.Dirs, Programs: intentPrograms,
+				Calls: []Call{{Tool: "Bash", Command: tc.command, Result: ran}}}
+			got := Check(in)
+			if tc.why == "" {
+				if len(got) != 0 {
+					t.Fatalf("%q: concerns %q; want the pass backed", tc.command, got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0].String(), tc.why) || !strings.Contains(got[0].String(), "no evidence that tests pass") {
+				t.Fatalf("%q: concerns %q; want one saying %q and that it is no evidence", tc.command, got, tc.why)
+			}
+		})
 	}
 }

@@ -150,3 +150,37 @@ func goConfigMoved(f *syntax.File) string {
 	}
 	return ""
 }
+
+// Dirs are the directories a line changes to with cd or pushd, in order,
+// as written ("~" for a cd with no argument, which goes home).
+func Dirs(command string) []string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok {
+			return true
+		}
+		var words []string
+		for _, w := range c.Args {
+			words = append(words, wordText(w, ""))
+		}
+		i := programIndex(words)
+		if i >= len(words) || (words[i] != "cd" && words[i] != "pushd") {
+			return true
+		}
+		args := words[i+1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			args = []string{"~"}
+		}
+		dirs = append(dirs, args[0])
+		return true
+	})
+	return dirs
+}
