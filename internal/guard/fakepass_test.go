@@ -184,6 +184,7 @@ func TestGoTestOfAnotherModuleIsNoEvidence(t *testing.T) {
 		{"a relative dir and a file", "go test ./internal/a x_test.go", ""},
 		{"cd into a nested module", "cd sub && go test example.com/sub/...", ""},
 		{"cd by its absolute path", "cd " + ws + "/sub && go test ./...", ""},
+		{"cd by the project variable", `cd "$BROOD_PROJECT_DIR" && go test ./...`, ""},
 		{"-C a subdirectory", "go test -C sub ./...", ""},
 		{"go list's packages", "go test $(go list ./... | grep -v /vendor/)", ""},
 		{"the standard library", "go test errors", "it tests errors"},
@@ -198,7 +199,7 @@ func TestGoTestOfAnotherModuleIsNoEvidence(t *testing.T) {
 		{"packages from echo", "go test $(echo errors)", "command's output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := Input{Status: "done", Summary: "All tests pass.", Workspace: ws, StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Dirs: trust.Dirs, Programs: intentPrograms,
+			in := Input{Status: "done", Summary: "All tests pass.", Workspace: ws, StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Dirs: func(c string) []string { return trust.Dirs(c, ws) }, Programs: intentPrograms,
 				Calls: []Call{{Tool: "Bash", Command: tc.command, Result: ran}}}
 			got := Check(in)
 			if tc.why == "" {

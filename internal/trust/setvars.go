@@ -152,8 +152,9 @@ func goConfigMoved(f *syntax.File) string {
 }
 
 // Dirs are the directories a line changes to with cd or pushd, in order,
-// as written ("~" for a cd with no argument, which goes home).
-func Dirs(command string) []string {
+// as written ("~" for a cd with no argument, which goes home), with the
+// project directory variables ($BROOD_PROJECT_DIR) as root.
+func Dirs(command, root string) []string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return nil
@@ -166,7 +167,7 @@ func Dirs(command string) []string {
 		}
 		var words []string
 		for _, w := range c.Args {
-			words = append(words, wordText(w, ""))
+			words = append(words, wordText(w, root))
 		}
 		i := programIndex(words)
 		if i >= len(words) || (words[i] != "cd" && words[i] != "pushd") {
