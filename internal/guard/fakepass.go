@@ -1,6 +1,9 @@
 package guard
 
 import (
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -51,11 +54,19 @@ func fakedPass(in Input, c Call) string {
 			return why
 		}
 		if strings.HasPrefix(sc, "go test") {
+			if why := notWorkspace(in, c.Command, sc); why != "" {
+				return why
+			}
+		}
+		if strings.HasPrefix(sc, "go test") && !clipped(c.Result) {
 			if why := goTestRanNone(c.Result); why != "" {
 				return why
 			}
 			if selects(words) && !ranATest(c.Result) {
 				return "it selects tests (-run or -skip) and its output shows none that ran"
+			}
+			if w := writer(in, c.Command); selects(words) && w != "" {
+				return "it selects tests (-run or -skip), and the line's " + w + " could have printed the test lines its output shows"
 			}
 		}
 	}
@@ -132,6 +143,37 @@ func goTestRanNone(out string) string {
 	}
 	return ""
 }
+
+// textWriters are programs that print what they are given or read: in a
+// line with a go test -run, its "--- PASS" lines could be theirs.
+var textWriters = []string{"echo", "printf", "cat", "tac", "tee", "head", "tail", "sed", "awk", "perl", "python", "python3",
+	"node", "ruby", "sh", "bash", "xargs", "grep", "rev", "yes", "dd", "cp", "install"}
+
+// writer is the first program of a line that could print a test's lines
+// ("" none).
+func writer(in Input, command string) string {
+	progs := []string{}
+	if in.Programs != nil {
+		progs = in.Programs(command)
+	} else if in.StatusCommands != nil {
+		progs = in.StatusCommands(command)
+	}
+	for _, p := range progs {
+		if f := strings.Fields(p); len(f) > 0 && slices.Contains(textWriters, filepath.Base(f[0])) {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// clipped reports an output cut in its middle on its way here (the tool's
+// "bytes cut from the middle", the record's "bytes left out"): what ran
+// may be in the part left out, so whether a test ran cannot be told.
+func clipped(out string) bool {
+	return clipMarker.MatchString(out)
+}
+
+var clipMarker = regexp.MustCompile(`\.\.\. \[\d+ bytes cut from the middle;|… \(\d+ bytes left out\) …`)
 
 // ranATest reports whether go test's output shows a test that ran: a
 // package's `ok` line without "[no tests to run]", a `--- PASS`, or a

@@ -112,6 +112,9 @@ type Input struct {
 	// function or alias in the line, a variable that changes what runs.
 	// nil: no line is undermined.
 	Undermined func(command string) string
+	// Dirs are the directories a command line changes to with cd or pushd,
+	// in order, as written (trust.Dirs); nil: it changes to none.
+	Dirs func(command string) []string
 	// RefusalFlags: the calls carry brood's own refusal flags (Call.Refused,
 	// a transcript this build wrote): a result's text, which a file or a
 	// program chose, never counts as a refusal then.

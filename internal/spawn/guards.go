@@ -96,6 +96,7 @@ func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch
 		},
 		StatusCommands: trust.StatusCommands,
 		Undermined:     trust.Undermined,
+		Dirs:           func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
 		RefusalFlags:   true,
 		Advice:         parentAdvice(env),
 		TestCommands:   d.cfg.Settings.TestCommands,

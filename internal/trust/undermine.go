@@ -3,6 +3,7 @@ package trust
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -17,11 +18,14 @@ import (
 //   - a trap (`trap 'exit 0' EXIT` makes any failure a success);
 //   - a shell function or an alias (`go() { :; }; go test ./...`), or
 //     what else changes what a name runs or how the line is read: hash,
-//     enable, source or `.`, eval, shopt, `set -n` (noexec), and a
-//     variable such as PATH, BASH_ENV or BASH_FUNC_* set anywhere in it;
+//     enable, source or `.` (but a venv's bin/activate), eval (but of a
+//     known environment manager's setup: eval "$(pyenv init -)"), shopt,
+//     `set -n` (noexec), and a variable such as PATH (but one appended
+//     to: $PATH:/usr/local/go/bin), BASH_ENV or BASH_FUNC_* set anywhere;
 //   - a variable that changes what a test run does (GOFLAGS=-exec=true,
-//     GOROOT, GOTOOLCHAIN, PYTEST_ADDOPTS, NODE_OPTIONS, a cargo runner),
-//     set before a command, exported, or given to env.
+//     GOROOT, GOTOOLCHAIN, PYTEST_ADDOPTS, LD_PRELOAD, NODE_OPTIONS with
+//     --require, a cargo runner), set before a command, exported, or
+//     given to env.
 //
 // A line that does not parse is undermined: nothing can be said of it.
 func Undermined(command string) string {
@@ -48,6 +52,12 @@ func Undermined(command string) string {
 		}
 		return why == ""
 	})
+	if why == "" {
+		why = setByOtherMeans(f)
+	}
+	if why == "" {
+		why = goConfigMoved(f)
+	}
 	return why
 }
 
@@ -84,7 +94,17 @@ func undermines(c *syntax.CallExpr) string {
 	switch prog := filepath.Base(words[i]); prog {
 	case "trap":
 		return "it sets a trap, which can replace the line's exit status"
-	case "alias", "hash", "enable", "source", ".", "eval", "shopt":
+	case "source", ".":
+		if activatesVenv(words[i+1:]) {
+			return ""
+		}
+		return fmt.Sprintf("it runs %s, which can change what a name runs or how the line is read", prog)
+	case "eval":
+		if evalsInit(c.Args[i+1:]) {
+			return ""
+		}
+		return fmt.Sprintf("it runs %s, which can change what a name runs or how the line is read", prog)
+	case "alias", "hash", "enable", "shopt":
 		return fmt.Sprintf("it runs %s, which can change what a name runs or how the line is read", prog)
 	case "set":
 		if noexec(words[i+1:]) {
@@ -92,6 +112,55 @@ func undermines(c *syntax.CallExpr) string {
 		}
 	}
 	return ""
+}
+
+// activatesVenv reports a source of a Python virtual environment's
+// activate script, written out (`. .venv/bin/activate`): it sets PATH to
+// the venv's bin ahead of the rest, as an honest run needs.
+func activatesVenv(args []string) bool {
+	if len(args) != 1 || strings.ContainsAny(args[0], "$`") {
+		return false
+	}
+	return args[0] == "bin/activate" || strings.HasSuffix(args[0], "/bin/activate")
+}
+
+// envInits are the version and environment managers whose shell setup
+// `eval "$(...)"` honest lines run; their output is the installed tool's,
+// not the repository's.
+var envInits = [][]string{
+	{"pyenv", "init", "-"}, {"pyenv", "init", "--path"}, {"pyenv", "virtualenv-init", "-"},
+	{"rbenv", "init", "-"}, {"nodenv", "init", "-"}, {"goenv", "init", "-"},
+	{"direnv", "export", "bash"}, {"conda", "shell.bash", "hook"},
+}
+
+// evalsInit reports eval of one double-quoted command substitution that
+// runs a known environment manager's setup (eval "$(pyenv init -)").
+func evalsInit(args []*syntax.Word) bool {
+	if len(args) != 1 || len(args[0].Parts) != 1 {
+		return false
+	}
+	dq, ok := args[0].Parts[0].(*syntax.DblQuoted)
+	if !ok || len(dq.Parts) != 1 {
+		return false
+	}
+	cs, ok := dq.Parts[0].(*syntax.CmdSubst)
+	if !ok || len(cs.Stmts) != 1 {
+		return false
+	}
+	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) != 0 {
+		return false
+	}
+	var words []string
+	for _, w := range call.Args {
+		words = append(words, wordText(w, ""))
+	}
+	for _, want := range envInits {
+		if slices.Equal(words, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // noexec reports whether set's arguments turn noexec on (-n, a group of
@@ -138,14 +207,51 @@ func statusVariable(name, value string) bool {
 		return false
 	}
 	switch name {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
+	case "PATH":
+		return !appendsPath(value)
+	case "NODE_OPTIONS":
+		return !harmlessNodeOptions(value)
+	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
 		"GOROOT", "GOTOOLCHAIN", "GOENV", "GOEXPERIMENT",
-		"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
-		"RUSTC_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "LD_PRELOAD", "LD_LIBRARY_PATH":
+		"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP",
+		"RUSTC_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "LD_PRELOAD", "LD_AUDIT":
 		return true
 	}
 	if strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "npm_config_") || strings.HasPrefix(name, "NPM_CONFIG_") {
 		return true
 	}
 	return strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER")
+}
+
+// appendsPath reports a PATH that keeps the one before it first and adds
+// directories after it ($PATH:/usr/local/go/bin): no name it had runs
+// anything else. One that puts a directory first, or replaces it, can.
+func appendsPath(value string) bool {
+	for _, p := range []string{"$PATH:", "${PATH}:"} {
+		if rest, ok := strings.CutPrefix(value, p); ok {
+			return !strings.ContainsAny(rest, "$`")
+		}
+	}
+	return false
+}
+
+// harmlessNodeOptions reports NODE_OPTIONS that only turn on language
+// features or tune the runtime (jest's --experimental-vm-modules); any
+// other option (--require, --import, --loader) can run other code first.
+func harmlessNodeOptions(value string) bool {
+	if strings.ContainsAny(value, "$`") {
+		return false
+	}
+	for _, f := range strings.Fields(value) {
+		opt, _, _ := strings.Cut(f, "=")
+		switch {
+		case strings.HasPrefix(opt, "--experimental-") && !strings.Contains(opt, "loader"),
+			opt == "--max-old-space-size", opt == "--no-warnings", opt == "--no-deprecation",
+			opt == "--trace-warnings", opt == "--unhandled-rejections", opt == "--openssl-legacy-provider",
+			opt == "--enable-source-maps", opt == "--stack-trace-limit":
+		default:
+			return false
+		}
+	}
+	return true
 }
