@@ -229,3 +229,33 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
+
+// RefsLine joins the first n of refs (RefChanges' lines) and says how
+// many more there are: a child can make thousands of tags in one command,
+// and each would otherwise reach the parent model's context (review
+// commithide P2-2); `brood tasks show` names them all.
+func RefsLine(refs []string, n int) string {
+	if len(refs) <= n {
+		return strings.Join(refs, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more (brood tasks show names them all)", strings.Join(refs[:n], "; "), len(refs)-n)
+}
+
+// NotFetched are the ref lines that are not a remote-tracking ref's
+// (refs/remotes/..., in the top repository or a nested one): a fetch by
+// the user's editor or a background job moves those while a child runs,
+// and a read-only child must not be rejected for it (review commithide
+// P2-1).
+func NotFetched(refs []string) []string {
+	var out []string
+	for _, l := range refs {
+		name := l
+		if _, rest, ok := strings.Cut(l, ": "); ok && !strings.HasPrefix(l, "refs/") {
+			name = rest
+		}
+		if !strings.HasPrefix(name, "refs/remotes/") {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -309,8 +309,8 @@ func verifyResult(r *Result, want Expect) []string {
 		if want.ReadOnly && len(want.Changed) > 0 {
 			fails = append(fails, fmt.Sprintf("read-only agent %s changed files: %s", want.Agent, strings.Join(want.Changed, ", ")))
 		}
-		if want.ReadOnly && len(want.Refs) > 0 {
-			fails = append(fails, fmt.Sprintf("read-only agent %s changed git refs: %s", want.Agent, strings.Join(want.Refs, "; ")))
+		if refs := NotFetched(want.Refs); want.ReadOnly && len(refs) > 0 {
+			fails = append(fails, fmt.Sprintf("read-only agent %s changed git refs: %s", want.Agent, RefsLine(refs, 50)))
 		}
 		if r.FilesChanged == nil {
 			// An in-place writer whose parent walked the tree before it

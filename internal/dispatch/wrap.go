@@ -128,7 +128,7 @@ func (v View) Render() string {
 		fmt.Fprintf(&b, "%s: %s\n", label, oneLine(strings.Join(names, ", ")))
 	}
 	if len(v.Refs) > 0 {
-		fmt.Fprintf(&b, "Refs changed: %s\n", oneLine(strings.Join(v.Refs, "; ")))
+		fmt.Fprintf(&b, "Refs changed: %s\n", oneLine(RefsLine(v.Refs, 50)))
 	}
 	if v.IsolationMsg != "" {
 		fmt.Fprintf(&b, "Isolation: %s\n", oneLine(v.IsolationMsg))

@@ -173,7 +173,11 @@ func hasHeading(text, section string) bool {
 func scope(in Input) []Concern {
 	var out []Concern
 	if len(in.WriteScope) > 0 && len(in.Refs) > 0 {
-		out = append(out, Concern{KindScope, fmt.Sprintf("changed git refs (%s), which what it may write (%s) does not allow", strings.Join(in.Refs, "; "), strings.Join(in.WriteScope, ", "))})
+		refs := strings.Join(in.Refs, "; ")
+		if len(in.Refs) > 50 {
+			refs = fmt.Sprintf("%s; and %d more", strings.Join(in.Refs[:50], "; "), len(in.Refs)-50)
+		}
+		out = append(out, Concern{KindScope, fmt.Sprintf("changed git refs (%s), which what it may write (%s) does not allow", refs, strings.Join(in.WriteScope, ", "))})
 	}
 	return append(out, scopeFiles(in)...)
 }
