@@ -22,7 +22,7 @@ func TestAlwaysDoesNotVouchForShippedContent(t *testing.T) {
         - Bash: {command: "mkdir d1"}
     - say: "ROOT-DONE"
 `, map[string]string{
-		".brood/settings.local.toml":   "[permissions]\nallow = [\"Bash(touch:*)\"]\n",
+		".brood/settings.local.toml":    "[permissions]\nallow = [\"Bash(touch:*)\"]\n",
 		"~/.config/brood/settings.toml": "[permissions]\nallow = [\"Bash(touch:*)\"]\n",
 		".brood/b.yaml":                 "agents:\n  root:\n    - tools:\n        - Bash: {command: \"touch b.txt\"}\n    - say: \"ok\"\n",
 	})
