@@ -75,8 +75,15 @@ func (e *Engine) writeRun(dir string, rec runRecord, p *workflow.Plan) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", RunFile, err)
 	}
-	rec.Seal = taskdir.SealWithKey(runSealKind, data)
+	rec.Seal = taskdir.SealWithKey(runKind(dir), data)
 	return dispatch.WriteJSON(filepath.Join(dir, RunFile), rec)
+}
+
+// runKind is run.json's seal kind bound to the real path of the
+// project's workflows directory (dir is the run's): a sealed run copied
+// to another project is not the user's there.
+func runKind(dir string) string {
+	return runSealKind + "\x00" + RealProject(filepath.Dir(dir))
 }
 
 // readRun reads run id's run.json from dir: engine.ErrNotFound when there
@@ -104,7 +111,7 @@ func readRun(dir, id string) (*runRecord, error) {
 	seal := check.Seal
 	check.Seal = ""
 	enc, err := json.Marshal(check)
-	if err != nil || rec.RunID != id || !taskdir.HoldsWithKey(runSealKind, enc, seal) {
+	if err != nil || rec.RunID != id || !taskdir.HoldsWithKey(runKind(dir), enc, seal) {
 		return nil, &NotYoursError{RunID: id, File: file}
 	}
 	return &rec, nil
