@@ -68,3 +68,22 @@ func TestShippedKeptResultIsNotListed(t *testing.T) {
 		t.Errorf("resume of a swapped plan: exit %d; want a refusal with no resumed line\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+// TestShippedBrokenRunIsCounted (review sealrest P3-8): a run.json that is
+// not valid JSON is not brood's: left out of the listing and counted in
+// its "left out" line.
+func TestShippedBrokenRunIsCounted(t *testing.T) {
+	p := newProject(t, shippedScript)
+	p.Env = append(p.Env, "XDG_STATE_HOME="+filepath.Join(p.Home, "state"))
+	dir := filepath.Join(p.Root, ".brood", "workflows", "01M97000000000000000000001")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := p.Brood(context.Background(), nil, "workflow", "list")
+	if code != 0 || strings.Contains(out, "01M97000000000000000000001") || !strings.Contains(errs, "1 workflow run(s) in") {
+		t.Errorf("workflow list: exit %d; want the broken run counted as left out\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

@@ -98,7 +98,7 @@ func readRun(dir, id string) (*runRecord, error) {
 	}
 	var rec runRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("workflow run %s: %s: %w", id, file, err)
+		return nil, &NotYoursError{RunID: id, File: file} // brood writes it whole (tmp+rename): not brood's
 	}
 	// The seal is checked on the record as written: numbers read as
 	// their text, so encoding it again gives the same bytes.
@@ -106,7 +106,7 @@ func readRun(dir, id string) (*runRecord, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&check); err != nil {
-		return nil, fmt.Errorf("workflow run %s: %s: %w", id, file, err)
+		return nil, &NotYoursError{RunID: id, File: file}
 	}
 	seal := check.Seal
 	check.Seal = ""
