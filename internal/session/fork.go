@@ -45,5 +45,8 @@ func Fork(src, dst string) error {
 		_ = os.Remove(dst)
 		return fmt.Errorf("session: %w", err)
 	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		claimFirst(dst, b[:i+1]) // the copy's first line is its owner record's
+	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package session
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,11 @@ type Owner struct {
 	Created   time.Time `json:"created"`
 	// ForkedFrom is the session this one was copied from (--fork-session).
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// FirstLine is the sha256 of the transcript's first line (the meta
+	// record brood writes when the session starts, never rewritten),
+	// sealed in once it is written (Writer, Fork): a transcript put in
+	// its place (copied, or pulled over an ignored file) is not this one.
+	FirstLine string `json:"first_line_sha256,omitempty"`
 	// Seal is brood's HMAC of the record (its encoding with Seal empty)
 	// under the user's record key; empty when no key could be made.
 	Seal string `json:"seal,omitempty"`
@@ -60,16 +68,59 @@ func IDOf(transcript string) string {
 // the session is not offered to continue later, which a listing says.
 // Synced, tmp+rename.
 func Claim(path, forkedFrom string) error {
-	o := Owner{Version: 1, SessionID: IDOf(path), Created: time.Now().UTC(), ForkedFrom: forkedFrom}
+	return writeOwner(path, Owner{Version: 1, SessionID: IDOf(path), Created: time.Now().UTC(), ForkedFrom: forkedFrom})
+}
+
+// writeOwner seals o under the kind bound to the transcript's directory
+// (its real path: the project's .brood/sessions) and writes it.
+func writeOwner(path string, o Owner) error {
+	o.Seal = ""
 	data, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	o.Seal = taskdir.SealWithKey(ownerSealKind, data)
+	o.Seal = taskdir.SealWithKey(ownerKind(path), data)
 	if data, err = json.MarshalIndent(o, "", "  "); err != nil {
 		return err
 	}
 	return writeAtomic(OwnerPath(path), append(data, '\n'))
+}
+
+// ownerKind is the owner seal's kind bound to the real path of the
+// directory the transcript is in: an owner record copied to another
+// project does not hold there.
+func ownerKind(path string) string {
+	return ownerSealKind + "\x00" + realPath(filepath.Dir(path))
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	a, _ := filepath.Abs(p)
+	return a
+}
+
+// claimFirst seals the sha256 of the transcript's first line (line) into
+// its owner record, when it has one of the user's without it yet (the
+// session's first record was just written, or a fork was copied).
+func claimFirst(path string, line []byte) {
+	var o Owner
+	if readOwner(OwnerPath(path), &o) != nil || o.FirstLine != "" || !sealHolds(path, o) {
+		return
+	}
+	sum := sha256.Sum256(line)
+	o.FirstLine = hex.EncodeToString(sum[:])
+	_ = writeOwner(path, o) // unsealed is said when the session is continued
+}
+
+// sealHolds reports whether o, path's owner record, names path's session
+// and carries a seal of the user's for this directory.
+func sealHolds(path string, o Owner) bool {
+	seal := o.Seal
+	o.Seal = ""
+	data, err := json.Marshal(o)
+	return err == nil && o.SessionID == IDOf(path) && taskdir.HoldsWithKey(ownerKind(path), data, seal)
 }
 
 // Mine checks that the transcript at path is a session this user's brood
@@ -79,18 +130,50 @@ func Mine(path string) error {
 	id := IDOf(path)
 	var o Owner
 	if err := readOwner(OwnerPath(path), &o); err != nil {
-		return notYours{fmt.Sprintf("session %s was not made by you (%v): a repository may have shipped it, or a brood from before sessions were sealed made it; not continued: start a new one with brood run \"...\" (docs/trust.md, \"Records a repository ships\")", id, err)}
+		return notYours{fmt.Sprintf("session %s was not made by you (%v): a repository may have shipped it, or a brood from before sessions were sealed made it; not continued: %s", id, err, workaround)}
 	}
-	seal := o.Seal
-	o.Seal = ""
-	data, err := json.Marshal(o)
-	if err != nil {
-		return err
+	if !sealHolds(path, o) {
+		return notYours{fmt.Sprintf("session %s was not made by you (its owner record %s carries no seal made with your record key %s for this project): a repository may have shipped it; not continued: %s", id, OwnerPath(path), taskdir.KeyPath(), workaround)}
 	}
-	if o.SessionID != id || !taskdir.HoldsWithKey(ownerSealKind, data, seal) {
-		return notYours{fmt.Sprintf("session %s was not made by you (its owner record %s carries no seal made with your record key %s): a repository may have shipped it; not continued: start a new one with brood run \"...\" (docs/trust.md, \"Records a repository ships\")", id, OwnerPath(path), taskdir.KeyPath())}
+	if first, err := firstLine(path); err != nil || (first == nil) != (o.FirstLine == "") || (first != nil && hexSum(first) != o.FirstLine) {
+		return notYours{fmt.Sprintf("session %s was not made by you (its transcript %s is not the one its owner record was sealed for: a repository may have shipped it, or a git pull replaced it); not continued: %s", id, path, workaround)}
 	}
 	return nil
+}
+
+// workaround is what a refusal of Mine tells the user to do.
+const workaround = "start a new one with brood run \"...\", or, if it is yours (made by a brood from before sessions were sealed), copy it outside .brood/sessions and continue the copy with --session PATH (docs/trust.md, \"Records a repository ships\")"
+
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// maxFirstLine bounds the first line read (a meta record: the system
+// prompt and a few fields).
+const maxFirstLine = 16 << 20
+
+// firstLine is the transcript's first line with its newline (nil: none
+// yet), read without following a link or blocking on a FIFO.
+func firstLine(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	line, err := bufio.NewReaderSize(io.LimitReader(f, maxFirstLine), 64<<10).ReadBytes('\n')
+	if errors.Is(err, io.EOF) {
+		if len(line) == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: its first line is torn or too long", path)
+	}
+	return line, err
 }
 
 // notYours is Mine's refusal: its line, and taskdir.ErrNotYours to errors.Is.

@@ -67,6 +67,9 @@ type Writer struct {
 	now    func() time.Time
 	redact func(string) string
 	err    error // the first failed write
+	// first: the file was empty when opened, so the next line written is
+	// its first, which is sealed into its owner record (claimFirst).
+	first bool
 }
 
 // Options tune a Writer.
@@ -95,6 +98,9 @@ func Open(path string, opts Options) (*Writer, error) {
 	if err := w.healTornTail(); err != nil {
 		f.Close()
 		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		w.first = true
 	}
 	return w, nil
 }
@@ -149,6 +155,9 @@ func (w *Writer) Append(r Record) error {
 		if w.err == nil {
 			w.err = err
 		}
+	} else if w.first {
+		w.first = false
+		claimFirst(w.path, line)
 	}
 	return err
 }

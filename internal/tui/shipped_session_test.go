@@ -28,11 +28,19 @@ func TestShippedSessionNotReopened(t *testing.T) {
 	if err := session.Claim(mine, ""); err != nil {
 		t.Fatal(err)
 	}
+	// The user's transcript is written by brood (its first line sealed
+	// into its owner record); the shipped one by the repository.
+	w, err := session.Open(mine, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(session.Record{Type: session.RecMeta}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
 	shipped := filepath.Join(dir, ulid.Make().String()+".jsonl")
-	for _, p := range []string{mine, shipped} {
-		if err := os.WriteFile(p, []byte(`{"type":"meta","time":"2026-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(shipped, []byte(`{"type":"meta","time":"2026-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	id := session.IDOf(shipped)
 	for _, tc := range []struct {

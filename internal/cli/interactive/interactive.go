@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tui"
@@ -86,9 +88,16 @@ func resumeID(projectRoot, resume string) (string, error) {
 	for _, p := range files {
 		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
 	}
-	id, err := cmdutil.ResolveID("session", resume, ids)
+	// Among the user's own sessions only (as brood run --resume): one a
+	// repository shipped never makes the user's prefix ambiguous, nor wins.
+	dir := taskdir.Open(projectRoot).SessionsDir()
+	mine, _ := session.Split(dir, ids)
+	id, err := cmdutil.ResolveID("session", resume, mine)
 	if err != nil {
-		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, taskdir.Open(projectRoot).SessionsDir())
+		if other, oerr := cmdutil.ResolveID("session", resume, ids); oerr == nil && !slices.Contains(mine, other) {
+			return "", fmt.Errorf("--resume: %w", session.Mine(filepath.Join(dir, other+".jsonl")))
+		}
+		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, dir)
 	}
 	return id, nil
 }

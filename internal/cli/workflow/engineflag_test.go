@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine/local"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -29,7 +30,7 @@ func TestEngineFlagOnListAndShow(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, "result.json"), &kept); err != nil {
+	if err := local.KeepResult(p.Root, &kept); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -39,11 +40,13 @@ func TestEngineFlagOnListAndShow(t *testing.T) {
 		code      int
 		has, hasn []string
 	}{
-		{[]string{"workflow", "list"}, 0, []string{res.RunID, fleetID}, nil},
+		// No fleet configured: a kept fleet run is not listed nor shown
+		// (a repository can ship one; review sealrest P1-1).
+		{[]string{"workflow", "list"}, 0, []string{res.RunID}, []string{fleetID}},
 		{[]string{"workflow", "list", "--engine", "local"}, 0, []string{res.RunID}, []string{fleetID}},
 		{[]string{"workflow", "show", res.RunID, "--engine", "local"}, 0, []string{"engine   local", " for a pool slot, ran "}, nil},
 		{[]string{"workflow", "show", fleetID, "--engine", "local"}, 1, []string{"no local workflow run " + fleetID, "--engine local asks no fleet"}, nil},
-		{[]string{"workflow", "show", fleetID}, 0, []string{"fleet-plan", "kept result"}, nil},
+		{[]string{"workflow", "show", fleetID}, 1, []string{"no workflow run " + fleetID}, []string{"fleet-plan"}},
 		{[]string{"workflow", "list", "--engine", "fleet"}, 2, []string{`--engine "fleet": use local or temporal`}, nil},
 	} {
 		code, out, errs := p.Brood(ctx, nil, tc.args...)

@@ -98,6 +98,14 @@ func (d *Deps) fleet(ctx context.Context) (engine.Engine, func(), error) {
 	return e, closeFn, nil
 }
 
+// fleetConfigured says whether a fleet is configured (reachable or not):
+// only then is a kept fleet run shown from this project's copy.
+func (d *Deps) fleetConfigured(ctx context.Context) bool {
+	fl, closeFn, err := d.fleet(ctx)
+	closeFn()
+	return fl != nil || err != nil
+}
+
 // records is the local engine for reading and marking runs.
 func (d *Deps) records(ctx context.Context) (engine.Engine, error) {
 	if d.Records != nil {
@@ -257,8 +265,8 @@ func (d *Deps) listRuns(ctx context.Context) (runs []engine.RunInfo, down bool, 
 		runs = append(runs, more...)
 	}
 	for _, k := range keptFleetRuns(d.projectRoot()) {
-		if d.localOnly() {
-			break
+		if fl == nil && !down {
+			break // no fleet configured (or --engine local): no fleet run is listed
 		}
 		// A fleet run this project keeps the result of, which the fleet
 		// did not list (unreachable, or it no longer has it): listed from

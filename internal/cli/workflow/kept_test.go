@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine/local"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -32,7 +33,7 @@ func TestKeptFleetRunsWhileTheFleetIsDown(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, "result.json"), &res); err != nil {
+	if err := local.KeepResult(p.Root, &res); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"BROOD_TEMPORAL_ADDRESS=" + down}
@@ -75,7 +76,7 @@ func TestFleetDownIsSaidOnceAndAdviceWhole(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, "result.json"), &res); err != nil {
+	if err := local.KeepResult(p.Root, &res); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -66,11 +67,17 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		}
 	}
 	defer closeFn()
-	fmt.Fprintln(o.F.Err, resumeLine(ctx, eng, o.RunID))
-	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
+	// The line is said when the run does resume (its first event, or its
+	// result): a run refused (not the user's, its plan swapped, not found)
+	// is never said to be resumed first.
+	line, once := resumeLine(ctx, eng, o.RunID), sync.Once{}
+	say := func() { once.Do(func() { fmt.Fprintln(o.F.Err, line) }) }
+	progress := newProgress(o.F.Err).event
+	res, err := eng.Resume(ctx, o.RunID, func(ev wf.Event) { say(); progress(ev) })
 	if err != nil {
 		return notFound(err, o.RunID)
 	}
+	say()
 	return finish(o.F, ctx, eng, res, o.JSON)
 }
 

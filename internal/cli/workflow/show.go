@@ -63,7 +63,7 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	o.RunID = id
 	defer closeFn()
 	info, err := eng.Show(ctx, o.RunID)
-	if kept := keptFleetRun(o.F.projectRoot(), o.RunID); errors.Is(err, engine.ErrNotFound) && kept != nil && !o.F.localOnly() {
+	if kept := keptFleetRun(o.F.projectRoot(), o.RunID); errors.Is(err, engine.ErrNotFound) && kept != nil && o.F.fleetConfigured(ctx) {
 		info, err = kept, nil // the fleet did not answer for it: this project's copy
 	}
 	if err != nil {

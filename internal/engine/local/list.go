@@ -10,7 +10,6 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
-	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -58,7 +57,7 @@ func (e *Engine) info(id string, withResult bool) (*engine.RunInfo, error) {
 	info.Agents, info.Done, info.Failed, info.Running = workflow.Summary(lines)
 	info.Calls = workflow.Statuses(lines)
 	var res workflow.Result
-	hasResult := dispatch.ReadJSON(filepath.Join(dir, ResultFile), &res) == nil
+	hasResult := readResult(dir, &res) == nil
 	switch {
 	case dispatch.TaskLocked(dir):
 		info.Status = workflow.RunRunning
@@ -84,24 +83,4 @@ func (e *Engine) info(id string, withResult bool) (*engine.RunInfo, error) {
 		}
 	}
 	return info, nil
-}
-
-// KeptFleetResult is fleet run id's result as this project keeps it (its
-// submitter's copy: .brood/workflows/<id>/result.json with no run.json,
-// which a local run has), and the file it was read from; nil when there is
-// none. It is the project's file, shown as such, never trusted further.
-func KeptFleetResult(projectRoot, id string) (*workflow.Result, string) {
-	if projectRoot == "" || dispatch.CheckID(id) != nil {
-		return nil, ""
-	}
-	dir := filepath.Join(taskdir.Open(projectRoot).WorkflowsDir(), id)
-	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
-		return nil, ""
-	}
-	file := filepath.Join(dir, ResultFile)
-	var res workflow.Result
-	if dispatch.ReadJSON(file, &res) != nil || res.RunID != id {
-		return nil, ""
-	}
-	return &res, file
 }

@@ -193,7 +193,7 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(workflow.Eve
 	}
 	defer unlock()
 	var prev workflow.Result
-	if dispatch.ReadJSON(filepath.Join(dir, ResultFile), &prev) == nil && prev.Status == workflow.RunDone {
+	if readResult(dir, &prev) == nil && prev.Status == workflow.RunDone {
 		return &prev, nil
 	}
 	p, err := readPlan(dir, rec)

@@ -75,8 +75,15 @@ func (e *Engine) writeRun(dir string, rec runRecord, p *workflow.Plan) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", RunFile, err)
 	}
-	rec.Seal = taskdir.SealWithKey(runSealKind, data)
+	rec.Seal = taskdir.SealWithKey(runKind(dir), data)
 	return dispatch.WriteJSON(filepath.Join(dir, RunFile), rec)
+}
+
+// runKind is run.json's seal kind bound to the real path of the
+// project's workflows directory (dir is the run's): a sealed run copied
+// to another project is not the user's there.
+func runKind(dir string) string {
+	return runSealKind + "\x00" + RealProject(filepath.Dir(dir))
 }
 
 // readRun reads run id's run.json from dir: engine.ErrNotFound when there
@@ -91,7 +98,7 @@ func readRun(dir, id string) (*runRecord, error) {
 	}
 	var rec runRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("workflow run %s: %s: %w", id, file, err)
+		return nil, &NotYoursError{RunID: id, File: file} // brood writes it whole (tmp+rename): not brood's
 	}
 	// The seal is checked on the record as written: numbers read as
 	// their text, so encoding it again gives the same bytes.
@@ -99,12 +106,12 @@ func readRun(dir, id string) (*runRecord, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&check); err != nil {
-		return nil, fmt.Errorf("workflow run %s: %s: %w", id, file, err)
+		return nil, &NotYoursError{RunID: id, File: file}
 	}
 	seal := check.Seal
 	check.Seal = ""
 	enc, err := json.Marshal(check)
-	if err != nil || rec.RunID != id || !taskdir.HoldsWithKey(runSealKind, enc, seal) {
+	if err != nil || rec.RunID != id || !taskdir.HoldsWithKey(runKind(dir), enc, seal) {
 		return nil, &NotYoursError{RunID: id, File: file}
 	}
 	return &rec, nil

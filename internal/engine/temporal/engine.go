@@ -24,6 +24,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/taskdir"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -549,7 +550,7 @@ func (e *Engine) keep(res *wf.Result, journal []wf.JournalLine, err error) (*wf.
 		werr = writeJournal(filepath.Join(filepath.Dir(file), wf.JournalFile), landedJournal(res, journal))
 	}
 	if werr == nil {
-		werr = dispatch.WriteJSON(file, res)
+		werr = local.KeepResult(e.cfg.ProjectRoot, res) // sealed: a shipped one is never listed
 	}
 	if werr != nil && err == nil {
 		err = fmt.Errorf("keep the run's result: %w", werr)
