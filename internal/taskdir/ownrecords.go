@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-
-	"github.com/oklog/ulid/v2"
 )
 
 // Records is a directory of a parent's own records (owner, verdict, kill)
