@@ -47,7 +47,7 @@ func (r Records) WriteOwnerDurable(id string, v any) (*Durable, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return d, err
 	}
-	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
+	if err := mkdirModeBeneath(r.project.base, r.rel, taskDirMode); err != nil {
 		return nil, err
 	}
 	return writeBeneathDurable(r.project.base, rel, data)
@@ -69,7 +69,7 @@ func writeBeneathDurable(root, rel string, data []byte) (*Durable, error) {
 		return nil, pathErr("open", filepath.Dir(full), err)
 	}
 	tmp := tmpName(base)
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, recordMode)
 	if err != nil {
 		unix.Close(dfd)
 		return nil, pathErr("create", full, err)

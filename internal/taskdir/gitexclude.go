@@ -59,7 +59,7 @@ func (p Project) ignoreRecordDirs() []string {
 		if err == nil && string(old) == recordDirIgnore {
 			continue
 		}
-		if err := mkdirBeneath(p.root, dir); err != nil {
+		if err := mkdirModeBeneath(p.root, dir, taskDirMode); err != nil {
 			continue // a link where the directory should be: the run stops on it elsewhere
 		}
 		_, lerr := lstatBeneath(p.root, rel)

@@ -253,7 +253,7 @@ func (r Records) WriteWhere(chain []string) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
+	if err := mkdirModeBeneath(r.project.base, r.rel, taskDirMode); err != nil {
 		return err
 	}
 	return writeBeneath(r.project.base, rel, data, false)

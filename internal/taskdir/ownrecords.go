@@ -83,7 +83,7 @@ func (r Records) writeSync(name string, v any, sync bool) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
+	if err := mkdirModeBeneath(r.project.base, r.rel, taskDirMode); err != nil {
 		return err
 	}
 	return writeBeneathMode(r.project.base, rel, data, sync, recordMode)

@@ -244,10 +244,16 @@ func beneath(dir, p string) (string, bool) {
 // secrets: .env and .env.* (but the .example, .sample and .template
 // placeholders projectEnvSecrets skips too), *.pem, *.key and ssh keys
 // (id_rsa, id_dsa, id_ecdsa, id_ed25519, with their -sk and .pub
-// spellings). A CLAUDE.md import never reads one, and an isolated
+// spellings), and the credential files .git-credentials, .netrc, .npmrc
+// and .pypirc; in any case. A CLAUDE.md import never reads one, and an isolated
 // writer's copy carries one only where git tracks it.
 func IsSecretFile(name string) bool {
+	// Any case: on a case-insensitive file system (macOS) .ENV is .env
+	// (review envleak P2-2).
+	name = strings.ToLower(name)
 	switch {
+	case name == ".git-credentials", name == ".netrc", name == ".npmrc", name == ".pypirc":
+		return true
 	case name == ".env":
 		return true
 	case strings.HasPrefix(name, ".env."):

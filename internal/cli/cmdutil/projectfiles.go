@@ -66,7 +66,12 @@ func (f *Factory) importJudge(ctx context.Context, deny []string) func(projectfi
 	trusted := f.Settings.Trust.Trusted || f.Settings.Trust.Forced
 	return func(imp projectfiles.Import) string {
 		if tool.IsSecretFile(filepath.Base(imp.Path)) || tool.IsSecretFile(filepath.Base(imp.Real)) {
-			return "it is a secrets file (.env, .env.*, *.pem, *.key, ssh keys), which brood never puts in a prompt"
+			return "it is a secrets file (.env, .env.*, *.pem, *.key, ssh keys, .netrc, .git-credentials), which brood never puts in a prompt"
+		}
+		if inGitDir(imp.Path) || inGitDir(imp.Real) {
+			// .git/config can hold a token in a remote's URL (review
+			// envleak P2-3); nothing in a git directory is an instruction.
+			return "it is in a git directory (.git/config can hold a remote's token), which brood never puts in a prompt"
 		}
 		if perms != nil {
 			in, _ := json.Marshal(map[string]string{"file_path": imp.Path})
@@ -115,4 +120,14 @@ func tracked(ctx context.Context, root, path string) int {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// inGitDir reports whether p has a .git component (any case).
+func inGitDir(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }

@@ -133,6 +133,9 @@ func TestTaskRecordsAreTheOwnersAlone(t *testing.T) {
 		paths = append(paths, filepath.Join(dir, f))
 	}
 	paths = append(paths, clitest.SessionFiles(t, p.Root)...)
+	// The owner record keeps the brief too (review envleak P1-1).
+	records := filepath.Join(p.Root, ".brood", "records")
+	paths = append(paths, records, filepath.Join(records, clitest.OnlyTask(t, p.Root)+".json"))
 	for _, path := range paths {
 		fi, err := os.Stat(path)
 		if err != nil {
