@@ -50,7 +50,12 @@ type guardRecord struct {
 	// Child is the writer's process, once started: a record is put back
 	// only when it is gone too (a child whose root died winds down on its
 	// own, and could write again until it has).
-	Child  *procID             `json:"child,omitempty"`
+	Child *procID `json:"child,omitempty"`
+	// Cgroup is the child's own cgroup v2 directory, once started (cgroup
+	// containment): what it started lives on there after the root's
+	// death, and is killed before anything is put back. In pidns mode the
+	// child is the namespace's init: the kernel ended the rest with it.
+	Cgroup string              `json:"cgroup,omitempty"`
 	States []trust.StateRecord `json:"states"`
 	Seal   string              `json:"seal,omitempty"`
 }
@@ -114,7 +119,7 @@ func (g *configGuard) persist() {
 	if dir == "" || g.id == "" || g.err != nil {
 		return
 	}
-	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child}
+	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup}
 	for _, c := range []*trust.ConfigState{g.before, g.git, g.nestedCfg} {
 		if r, ok := c.Record(); ok {
 			rec.States = append(rec.States, r)
@@ -143,6 +148,7 @@ func (g *configGuard) started(pid int) {
 	defer g.d.cfgMu.Unlock()
 	p := procOf(pid)
 	g.child = &p
+	g.cgroup = childCgroup(pid, g.id)
 	g.persist()
 }
 
@@ -250,7 +256,14 @@ func RestoreCrashedGuards(projectRoot string) []string {
 			continue
 		}
 		rec, err := readGuardRecord(dir, name)
-		if err != nil || rec.Project != projectRoot || rec.Owner.alive() || rec.Child != nil && rec.Child.alive() {
+		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
+			continue
+		}
+		if !stopTaskCgroups(rec) {
+			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
+			continue
+		}
+		if rec.Child != nil && rec.Child.alive() {
 			continue
 		}
 		lines = append(lines, restoreGuard(rec)...)
