@@ -34,9 +34,9 @@ const guardsDir = "guards"
 // guardSealKind is the seal's kind of a guard record (taskdir.Seal).
 const guardSealKind = "guard"
 
-// maxGuardRecord bounds a guard record read back: the snapshots keep at
-// most 16 MiB of content each (trust's maxConfigTotal), base64 in JSON.
-const maxGuardRecord = 128 << 20
+// maxGuardRecord bounds a guard record read back: a larger file is not
+// read (a repository's junk would cost every command its reading).
+const maxGuardRecord = 1 << 20
 
 // guardRecordVersion is the version of guard records this build writes.
 const guardRecordVersion = 1
@@ -178,6 +178,9 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 	if data, err = json.Marshal(rec); err != nil {
 		return err
 	}
+	if len(data) > maxGuardRecord {
+		return fmt.Errorf("the record would be %d bytes, more than the %d the next brood reads", len(data), maxGuardRecord)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -215,6 +218,8 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", name, taskdir.ErrNotRegular)
+	} else if st.Size() > maxGuardRecord {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, maxGuardRecord)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxGuardRecord))
 	if err != nil {
@@ -245,19 +250,11 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 // on, for stderr. Nothing pending costs one directory read.
 func RestoreCrashedGuards(projectRoot string) []string {
 	dir := filepath.Join(taskdir.Open(projectRoot).Records().Path(), guardsDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var lines []string
-	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue
-		}
+	for _, name := range guardRecordNames(dir) {
 		rec, err := readGuardRecord(dir, name)
 		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
-			continue
+			continue // one brood did not seal is left as it is
 		}
 		if !stopTaskCgroups(rec) {
 			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
@@ -270,6 +267,47 @@ func RestoreCrashedGuards(projectRoot string) []string {
 		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return lines
+}
+
+// maxGuardRecords bounds how many records one command looks at: a
+// repository can ship any number of files there.
+const maxGuardRecords = 64
+
+// guardRecordNames lists, at most maxGuardRecords, the entries of dir (a
+// real directory, not a link) named as brood names its records
+// (<task id>.<pid>.json) — a name check only, nothing read.
+func guardRecordNames(dir string) []string {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	for len(out) < maxGuardRecords {
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			if guardRecordNamed(n) && len(out) < maxGuardRecords {
+				out = append(out, n)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// guardRecordNamed reports whether name is <task id>.<pid>.json.
+func guardRecordNamed(name string) bool {
+	id, rest, ok := strings.Cut(name, ".")
+	pid, ok2 := strings.CutSuffix(rest, ".json")
+	if !ok || !ok2 || taskdir.CheckID(id) != nil || pid == "" || len(pid) > 10 {
+		return false
+	}
+	return strings.Trim(pid, "0123456789") == ""
 }
 
 // restoreGuard puts back what changed in each state of rec and says so.
