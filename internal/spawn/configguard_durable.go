@@ -263,7 +263,7 @@ func RestoreCrashedGuards(projectRoot string) []string {
 		if rec.Child != nil && rec.Child.alive() {
 			continue
 		}
-		lines = append(lines, restoreGuard(rec)...)
+		lines = append(lines, restoreGuard(rec, dir)...)
 		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return lines
@@ -311,15 +311,17 @@ func guardRecordNamed(name string) bool {
 }
 
 // restoreGuard puts back what changed in each state of rec and says so.
-func restoreGuard(rec *guardRecord) []string {
+func restoreGuard(rec *guardRecord, dir string) []string {
 	var names, failed []string
 	var errs []error
-	for _, sr := range rec.States {
+	aside := filepath.Join(dir, "put-aside", rec.TaskID)
+	for i, sr := range rec.States {
 		c, err := trust.FromRecord(sr)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		c.PutAside(filepath.Join(aside, fmt.Sprint(i)))
 		c.Widen(c.ModuleTops()) // a submodule's git directory made since
 		changed, err := c.Changes()
 		if err != nil {
@@ -342,7 +344,10 @@ func restoreGuard(rec *guardRecord) []string {
 	}
 	line := fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran", rec.TaskID, rec.Owner.PID)
 	if len(names) > 0 {
-		line += "; put back now: " + strings.Join(names, ", ") + " (a change of yours to one of them since is undone with it: redo it)"
+		line += "; put back now: " + strings.Join(names, ", ")
+		if _, err := os.Lstat(aside); err == nil {
+			line += " (what was there, a change of yours since too, is in " + aside + ")"
+		}
 	}
 	if len(failed) > 0 || len(errs) > 0 {
 		line += fmt.Sprintf("; NOT put back (check them yourself): %s %v", strings.Join(failed, ", "), errText(errors.Join(errs...)))

@@ -64,6 +64,8 @@ type ConfigState struct {
 	// keepAll or keepNested; "" for a state that is never recorded (the
 	// user's own configuration).
 	kind string
+	// aside: where Restore moves what it removes ("" nowhere: removed).
+	aside string
 }
 
 type configEntry struct {

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // errLinkedParent is why a put-back path is left as it is: a directory on
@@ -84,7 +87,37 @@ func (c *ConfigState) removeOne(rel string, e configEntry, had bool) error {
 			return r.Chmod(base, e.mode.Perm()) // a directory stays; its entries are handled one by one
 		}
 	}
+	if c.aside != "" {
+		if _, err := r.Lstat(base); err == nil {
+			if err := putAside(r, base, filepath.Join(c.aside, filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("config restore: %s: not put aside (%v): left as is", rel, err)
+			}
+			return nil
+		}
+	}
 	return r.RemoveAll(base)
+}
+
+// PutAside makes Restore move what it removes or replaces to dir (made
+// 0700), under its path in the tree, instead of removing it.
+func (c *ConfigState) PutAside(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.aside = dir
+}
+
+// putAside renames base of r to dest (its parents made 0700), following no
+// link: renameat on the directory r opened.
+func putAside(r *os.Root, base, dest string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+		return err
+	}
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return unix.Renameat(int(d.Fd()), base, unix.AT_FDCWD, dest)
 }
 
 // put recreates one snapshot entry whose parent directories exist (the
