@@ -92,6 +92,7 @@ type configGuard struct {
 	// warned that a record could not be written was said.
 	id       string
 	child    *procID
+	cgroup   string // the child's own cgroup, once started ("" none)
 	recorded string
 	warned   bool
 }

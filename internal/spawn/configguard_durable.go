@@ -34,9 +34,9 @@ const guardsDir = "guards"
 // guardSealKind is the seal's kind of a guard record (taskdir.Seal).
 const guardSealKind = "guard"
 
-// maxGuardRecord bounds a guard record read back: the snapshots keep at
-// most 16 MiB of content each (trust's maxConfigTotal), base64 in JSON.
-const maxGuardRecord = 128 << 20
+// maxGuardRecord bounds a guard record read back: a larger file is not
+// read (a repository's junk would cost every command its reading).
+const maxGuardRecord = 1 << 20
 
 // guardRecordVersion is the version of guard records this build writes.
 const guardRecordVersion = 1
@@ -50,7 +50,12 @@ type guardRecord struct {
 	// Child is the writer's process, once started: a record is put back
 	// only when it is gone too (a child whose root died winds down on its
 	// own, and could write again until it has).
-	Child  *procID             `json:"child,omitempty"`
+	Child *procID `json:"child,omitempty"`
+	// Cgroup is the child's own cgroup v2 directory, once started (cgroup
+	// containment): what it started lives on there after the root's
+	// death, and is killed before anything is put back. In pidns mode the
+	// child is the namespace's init: the kernel ended the rest with it.
+	Cgroup string              `json:"cgroup,omitempty"`
 	States []trust.StateRecord `json:"states"`
 	Seal   string              `json:"seal,omitempty"`
 }
@@ -114,7 +119,7 @@ func (g *configGuard) persist() {
 	if dir == "" || g.id == "" || g.err != nil {
 		return
 	}
-	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child}
+	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup}
 	for _, c := range []*trust.ConfigState{g.before, g.git, g.nestedCfg} {
 		if r, ok := c.Record(); ok {
 			rec.States = append(rec.States, r)
@@ -143,6 +148,7 @@ func (g *configGuard) started(pid int) {
 	defer g.d.cfgMu.Unlock()
 	p := procOf(pid)
 	g.child = &p
+	g.cgroup = childCgroup(pid, g.id)
 	g.persist()
 }
 
@@ -171,6 +177,9 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 	rec.Seal = taskdir.Seal(key, guardSealKind, data)
 	if data, err = json.Marshal(rec); err != nil {
 		return err
+	}
+	if len(data) > maxGuardRecord {
+		return fmt.Errorf("the record would be %d bytes, more than the %d the next brood reads", len(data), maxGuardRecord)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -209,6 +218,8 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", name, taskdir.ErrNotRegular)
+	} else if st.Size() > maxGuardRecord {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, maxGuardRecord)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxGuardRecord))
 	if err != nil {
@@ -239,36 +250,78 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 // on, for stderr. Nothing pending costs one directory read.
 func RestoreCrashedGuards(projectRoot string) []string {
 	dir := filepath.Join(taskdir.Open(projectRoot).Records().Path(), guardsDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var lines []string
-	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue
-		}
+	for _, name := range guardRecordNames(dir) {
 		rec, err := readGuardRecord(dir, name)
-		if err != nil || rec.Project != projectRoot || rec.Owner.alive() || rec.Child != nil && rec.Child.alive() {
+		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
+			continue // one brood did not seal is left as it is
+		}
+		if !stopTaskCgroups(rec) {
+			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
 			continue
 		}
-		lines = append(lines, restoreGuard(rec)...)
+		if rec.Child != nil && rec.Child.alive() {
+			continue
+		}
+		lines = append(lines, restoreGuard(rec, dir)...)
 		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return lines
 }
 
+// maxGuardRecords bounds how many records one command looks at: a
+// repository can ship any number of files there.
+const maxGuardRecords = 64
+
+// guardRecordNames lists, at most maxGuardRecords, the entries of dir (a
+// real directory, not a link) named as brood names its records
+// (<task id>.<pid>.json) — a name check only, nothing read.
+func guardRecordNames(dir string) []string {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	for len(out) < maxGuardRecords {
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			if guardRecordNamed(n) && len(out) < maxGuardRecords {
+				out = append(out, n)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// guardRecordNamed reports whether name is <task id>.<pid>.json.
+func guardRecordNamed(name string) bool {
+	id, rest, ok := strings.Cut(name, ".")
+	pid, ok2 := strings.CutSuffix(rest, ".json")
+	if !ok || !ok2 || taskdir.CheckID(id) != nil || pid == "" || len(pid) > 10 {
+		return false
+	}
+	return strings.Trim(pid, "0123456789") == ""
+}
+
 // restoreGuard puts back what changed in each state of rec and says so.
-func restoreGuard(rec *guardRecord) []string {
+func restoreGuard(rec *guardRecord, dir string) []string {
 	var names, failed []string
 	var errs []error
-	for _, sr := range rec.States {
+	aside := filepath.Join(dir, "put-aside", rec.TaskID)
+	for i, sr := range rec.States {
 		c, err := trust.FromRecord(sr)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		c.PutAside(filepath.Join(aside, fmt.Sprint(i)))
 		c.Widen(c.ModuleTops()) // a submodule's git directory made since
 		changed, err := c.Changes()
 		if err != nil {
@@ -291,7 +344,10 @@ func restoreGuard(rec *guardRecord) []string {
 	}
 	line := fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran", rec.TaskID, rec.Owner.PID)
 	if len(names) > 0 {
-		line += "; put back now: " + strings.Join(names, ", ") + " (a change of yours to one of them since is undone with it: redo it)"
+		line += "; put back now: " + strings.Join(names, ", ")
+		if _, err := os.Lstat(aside); err == nil {
+			line += " (what was there, a change of yours since too, is in " + aside + ")"
+		}
 	}
 	if len(failed) > 0 || len(errs) > 0 {
 		line += fmt.Sprintf("; NOT put back (check them yourself): %s %v", strings.Join(failed, ", "), errText(errors.Join(errs...)))

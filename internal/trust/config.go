@@ -64,6 +64,8 @@ type ConfigState struct {
 	// keepAll or keepNested; "" for a state that is never recorded (the
 	// user's own configuration).
 	kind string
+	// aside: where Restore moves what it removes ("" nowhere: removed).
+	aside string
 }
 
 type configEntry struct {
@@ -243,19 +245,11 @@ func (c *ConfigState) Restore(paths []string) ([]string, error) {
 	slices.SortFunc(sorted, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	for _, rel := range sorted {
 		e, had := c.entries[rel]
-		if had && e.mode.IsDir() {
-			if info, err := os.Lstat(c.abs(rel)); err == nil && info.IsDir() {
-				if err := os.Chmod(c.abs(rel), e.mode.Perm()); err != nil {
-					errs = append(errs, err)
-				}
-				continue // a directory stays; its entries are handled one by one
-			}
-		}
 		if had && e.mode.IsRegular() && !e.kept {
 			failed = append(failed, rel)
 			continue
 		}
-		if err := os.RemoveAll(c.abs(rel)); err != nil {
+		if err := c.removeOne(rel, e, had); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -274,32 +268,6 @@ func (c *ConfigState) Restore(paths []string) ([]string, error) {
 }
 
 func (c *ConfigState) abs(rel string) string { return filepath.Join(c.root, filepath.FromSlash(rel)) }
-
-// put recreates one snapshot entry whose parent directories exist (the
-// snapshot's own parents come first).
-func (c *ConfigState) put(rel string, e configEntry) error {
-	p := c.abs(rel)
-	switch {
-	case e.mode.IsDir():
-		if err := os.Mkdir(p, e.mode.Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		return nil
-	case e.mode&fs.ModeSymlink != 0:
-		return os.Symlink(e.link, p)
-	case e.mode.IsRegular():
-		tmp := p + ".brood-restore"
-		if err := os.WriteFile(tmp, e.data, e.mode.Perm()); err != nil {
-			return err
-		}
-		if err := os.Chmod(tmp, e.mode.Perm()); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		return os.Rename(tmp, p)
-	}
-	return nil
-}
 
 // Accept takes a write the user's own process made while the snapshot's
 // child runs (an "always" answer kept in .brood/settings.local.toml) into
