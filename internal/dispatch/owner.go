@@ -138,6 +138,10 @@ type Kill struct {
 // KilledByUser is the Verdict.KilledBy of a task a person stopped.
 const KilledByUser = "user"
 
+// KilledByBrood is a Kill's By when brood itself stopped a task whose
+// parent had died (to put back an in-place writer's guard).
+const KilledByBrood = "brood"
+
 // Records is the project's records directory (.brood/records).
 func Records(projectRoot string) taskdir.Records { return taskdir.Open(projectRoot).Records() }
 

@@ -268,6 +268,8 @@ func (t *Task) judge(resErr error) {
 		return
 	}
 	switch {
+	case killed && t.Kill.By == KilledByBrood:
+		t.Status, t.Note = StatusKilled, "stopped by brood: "+t.Kill.Via+"; resume it to continue"
 	case killed:
 		t.Status, t.Note = StatusKilled, "stopped by the user ("+t.Kill.Via+")"
 	case resErr != nil && !errors.Is(resErr, fs.ErrNotExist):

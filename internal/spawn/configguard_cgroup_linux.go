@@ -48,13 +48,9 @@ func taskCgroup(mnt, dir, id string) bool {
 // the root is dead, so nothing else will. It reports whether none has a
 // process left.
 func stopTaskCgroups(rec *guardRecord) bool {
-	mnt, err := pool.CgroupMount()
-	if err != nil {
+	mnt, dirs := taskCgroups(rec)
+	if mnt == "" {
 		return true
-	}
-	dirs, _ := filepath.Glob(filepath.Join(mnt, "brood", "brood-"+rec.TaskID+"-*"))
-	if rec.Cgroup != "" && taskCgroup(mnt, rec.Cgroup, rec.TaskID) {
-		dirs = append(dirs, rec.Cgroup)
 	}
 	ok := true
 	for _, dir := range dirs {
@@ -71,6 +67,32 @@ func stopTaskCgroups(rec *guardRecord) bool {
 		}
 	}
 	return ok
+}
+
+// taskCgroups are the cgroup mount and the cgroups of rec's child (the
+// one named, or those named by its task id); "" without a mount.
+func taskCgroups(rec *guardRecord) (string, []string) {
+	mnt, err := pool.CgroupMount()
+	if err != nil {
+		return "", nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(mnt, "brood", "brood-"+rec.TaskID+"-*"))
+	if rec.Cgroup != "" && taskCgroup(mnt, rec.Cgroup, rec.TaskID) {
+		dirs = append(dirs, rec.Cgroup)
+	}
+	return mnt, dirs
+}
+
+// taskCgroupsLive reports whether anything still runs in rec's child's
+// cgroups: what stopTaskCgroups would kill.
+func taskCgroupsLive(rec *guardRecord) bool {
+	mnt, dirs := taskCgroups(rec)
+	for _, dir := range dirs {
+		if taskCgroup(mnt, dir, rec.TaskID) && !cgroupEmpty(dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // cgroupEmpty reports whether dir has no process in it or below (a cgroup

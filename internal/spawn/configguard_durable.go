@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -255,6 +257,12 @@ func RestoreCrashedGuards(projectRoot string) []string {
 		rec, err := readGuardRecord(dir, name)
 		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
 			continue // one brood did not seal is left as it is
+		}
+		if taskCgroupsLive(rec) {
+			// Said before any signal, as a person's kill is: what stopped
+			// the task is on record, not "no record says how it ended".
+			_ = dispatch.Records(projectRoot).WriteKill(rec.TaskID, dispatch.Kill{TaskID: rec.TaskID, By: dispatch.KilledByBrood,
+				Via: fmt.Sprintf("its parent run ended (brood pid %d died) and the next brood stopped what it still ran, to put back its configuration", rec.Owner.PID), At: time.Now().UTC()})
 		}
 		if !stopTaskCgroups(rec) {
 			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
