@@ -18,13 +18,13 @@ import (
 // done); a project outside a git work tree, or records kept elsewhere,
 // need nothing.
 //
-// Each record directory holds a .gitignore of brood's that ignores
+// Each record directory but dispatch/ holds a .gitignore of brood's that ignores
 // everything in it: git lets the deepest .gitignore decide, so no
 // negation a repository ships higher up (a .brood/.gitignore of `!*`,
 // even one that copies brood's header) brings a transcript back
 // (redteam19 P2-1). One a repository shipped in a record directory is
 // replaced, and said. The files at .brood's top (RecordNames' plain
-// names) are governed by .brood/.gitignore itself: where it is not
+// names) and dispatch/ (viaExclude) are governed by .brood/.gitignore: where it is not
 // exactly brood's and git would not ignore them, their patterns are added
 // to the repository's own .git/info/exclude, and where a negation still
 // wins, that is said on every run.
@@ -42,6 +42,13 @@ func (p Project) KeepRecordsOutOfGit(ctx context.Context) []string {
 	return said
 }
 
+// viaExclude reports whether record name n is kept out of git through
+// .brood/.gitignore and .git/info/exclude rather than a .gitignore of its
+// own: the plain files at .brood's top, and dispatch/, whose entries are
+// task directories alone (every reader of it, scripts included, takes
+// each entry for a task).
+func viaExclude(n string) bool { return !strings.HasSuffix(n, "/") || n == "dispatch/" }
+
 // recordDirIgnore is the .gitignore brood keeps in each record directory.
 const recordDirIgnore = "# brood's run records (written by brood): nothing here is the repository's\n*\n"
 
@@ -50,7 +57,7 @@ const recordDirIgnore = "# brood's run records (written by brood): nothing here 
 func (p Project) ignoreRecordDirs() []string {
 	var said []string
 	for _, n := range RecordNames() {
-		if !strings.HasSuffix(n, "/") {
+		if viaExclude(n) {
 			continue
 		}
 		dir := filepath.Join(StateDirName, strings.TrimSuffix(n, "/"))
@@ -92,7 +99,7 @@ func broodsOwnIgnore(b []byte) bool {
 // git through .git/info/exclude, and says what it did, or that a
 // negation in the project's ignore files still wins.
 func (p Project) ignoreTopRecords(ctx context.Context) string {
-	top := func(n string) bool { return !strings.HasSuffix(n, "/") }
+	top := viaExclude
 	notIgnored, err := p.notIgnored(ctx, top)
 	if err != nil || len(notIgnored) == 0 {
 		return ""
