@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Fake passes through the real command (review41 P2-1): a test command
@@ -24,20 +25,22 @@ type noRunOption struct {
 	why  string
 }
 
-var noRunOptions = []noRunOption{
-	{"go test", []string{"-exec", "--exec", "-toolexec", "--toolexec"}, "runs the tests through another program, whose exit status it reports"},
-	{"go test", []string{"-overlay", "--overlay"}, "replaces source files with others for the run"},
-	{"go test", []string{"-n", "--n"}, "prints the commands without running them"},
-	{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
-	{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
-	{"go test", []string{"-test.run", "-test.skip"}, "selects tests through the binary's own flags"},
-	{"cargo test", []string{"--no-run"}, "builds the tests without running them"},
-	{"cargo test", []string{"--list"}, "lists tests without running them"},
-	{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
-	{"", []string{"--listTests", "--list-tests"}, "lists tests without running them"},
-	{"", []string{"--passWithNoTests"}, "passes with no test at all"},
-	{"", []string{"--help", "-h", "--version"}, "prints its help or version"},
-	{"npm", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
+func noRunOptions() []noRunOption {
+	return []noRunOption{
+		{"go test", []string{"-exec", "--exec", "-toolexec", "--toolexec"}, "runs the tests through another program, whose exit status it reports"},
+		{"go test", []string{"-overlay", "--overlay"}, "replaces source files with others for the run"},
+		{"go test", []string{"-n", "--n"}, "prints the commands without running them"},
+		{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
+		{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
+		{"go test", []string{"-test.run", "-test.skip"}, "selects tests through the binary's own flags"},
+		{"cargo test", []string{"--no-run"}, "builds the tests without running them"},
+		{"cargo test", []string{"--list"}, "lists tests without running them"},
+		{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
+		{"", []string{"--listTests", "--list-tests"}, "lists tests without running them"},
+		{"", []string{"--passWithNoTests"}, "passes with no test at all"},
+		{"", []string{"--help", "-h", "--version"}, "prints its help or version"},
+		{"npm", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
+	}
 }
 
 // fakedPass says why a test command line that exited 0 is still no
@@ -98,7 +101,7 @@ func noRun(cmd string, words []string) string {
 			continue
 		}
 		opt, _, _ := strings.Cut(w, "=")
-		for _, o := range noRunOptions {
+		for _, o := range noRunOptions() {
 			if o.cmd != "" && !strings.HasPrefix(cmd, o.cmd) {
 				continue
 			}
@@ -146,8 +149,10 @@ func goTestRanNone(out string) string {
 
 // textWriters are programs that print what they are given or read: in a
 // line with a go test -run, its "--- PASS" lines could be theirs.
-var textWriters = []string{"echo", "printf", "cat", "tac", "tee", "head", "tail", "sed", "awk", "perl", "python", "python3",
-	"node", "ruby", "sh", "bash", "xargs", "grep", "rev", "yes", "dd", "cp", "install"}
+func textWriters() []string {
+	return []string{"echo", "printf", "cat", "tac", "tee", "head", "tail", "sed", "awk", "perl", "python", "python3",
+		"node", "ruby", "sh", "bash", "xargs", "grep", "rev", "yes", "dd", "cp", "install"}
+}
 
 // writer is the first program of a line that could print a test's lines
 // ("" none).
@@ -159,7 +164,7 @@ func writer(in Input, command string) string {
 		progs = in.StatusCommands(command)
 	}
 	for _, p := range progs {
-		if f := strings.Fields(p); len(f) > 0 && slices.Contains(textWriters, filepath.Base(f[0])) {
+		if f := strings.Fields(p); len(f) > 0 && slices.Contains(textWriters(), filepath.Base(f[0])) {
 			return f[0]
 		}
 	}
@@ -170,10 +175,12 @@ func writer(in Input, command string) string {
 // "bytes cut from the middle", the record's "bytes left out"): what ran
 // may be in the part left out, so whether a test ran cannot be told.
 func clipped(out string) bool {
-	return clipMarker.MatchString(out)
+	return clipMarker().MatchString(out)
 }
 
-var clipMarker = regexp.MustCompile(`\.\.\. \[\d+ bytes cut from the middle;|… \(\d+ bytes left out\) …`)
+var clipMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\.\.\. \[\d+ bytes cut from the middle;|… \(\d+ bytes left out\) …`)
+})
 
 // ranATest reports whether go test's output shows a test that ran: a
 // package's `ok` line without "[no tests to run]", a `--- PASS`, or a

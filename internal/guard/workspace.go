@@ -18,14 +18,16 @@ import (
 // of the go.mod nearest its directory.
 
 // goValueFlags are go test's flags that take their value as the next word.
-var goValueFlags = map[string]bool{
-	"run": true, "skip": true, "count": true, "timeout": true, "p": true, "cpu": true, "parallel": true,
-	"bench": true, "benchtime": true, "coverprofile": true, "covermode": true, "coverpkg": true, "o": true,
-	"exec": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true, "mod": true, "modfile": true,
-	"C": true, "outputdir": true, "cpuprofile": true, "memprofile": true, "blockprofile": true, "mutexprofile": true,
-	"trace": true, "vet": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
-	"pgo": true, "installsuffix": true, "pkgdir": true, "compiler": true, "gccgoflags": true, "toolexec": true,
-	"overlay": true, "memprofilerate": true, "blockprofilerate": true, "mutexprofilefraction": true,
+func goValueFlags() map[string]bool {
+	return map[string]bool{
+		"run": true, "skip": true, "count": true, "timeout": true, "p": true, "cpu": true, "parallel": true,
+		"bench": true, "benchtime": true, "coverprofile": true, "covermode": true, "coverpkg": true, "o": true,
+		"exec": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true, "mod": true, "modfile": true,
+		"C": true, "outputdir": true, "cpuprofile": true, "memprofile": true, "blockprofile": true, "mutexprofile": true,
+		"trace": true, "vet": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
+		"pgo": true, "installsuffix": true, "pkgdir": true, "compiler": true, "gccgoflags": true, "toolexec": true,
+		"overlay": true, "memprofilerate": true, "blockprofilerate": true, "mutexprofilefraction": true,
+	}
 }
 
 // notWorkspace says why a go test command of a line runs tests that are
@@ -59,7 +61,7 @@ func notWorkspace(in Input, command, goTest string) string {
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		if !hasValue && goValueFlags[name] && j+1 < len(words) {
+		if !hasValue && goValueFlags()[name] && j+1 < len(words) {
 			j++
 			value, hasValue = words[j], true
 		}
