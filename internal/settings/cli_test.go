@@ -272,7 +272,7 @@ func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 			t.Errorf("the %s's refusal does not offer the narrow route first, then brood trust with what it grants (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
 		}
 	}
-	if want := `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(make build:*)'`; !strings.Contains(other, want) || strings.Contains(other, "held back") {
+	if want := `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(make build:*)'`; !strings.Contains(other, want) || strings.Contains(other, "held back") {
 		t.Errorf("the other refusal lacks %q:\n%s", want, other)
 	}
 	if _, err := os.Stat(filepath.Join(p.Root, "hooked")); err == nil {

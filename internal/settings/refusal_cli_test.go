@@ -47,7 +47,7 @@ func TestRefusalAdviceNoBroadRule(t *testing.T) {
 		{"R1=", `to allow it add "Bash(bash ./build.sh:*)" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(bash ./build.sh:*)'`},
 		{"R2=", none("env") + `, or pass --allow 'Bash(env FOO=1 make)' for one run`},
 		{"R3=", none("mv") + `, or pass --allow 'Bash(mv cfg cfg2)' for one run`},
-		{"R4=", `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(make build:*)'`},
+		{"R4=", `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(make build:*)'`},
 		{"R5=", none("make") + `, or pass --allow 'Bash(make -f x.mk)' for one run`},
 		{"R6=", none("npx") + `, or pass --allow 'Bash(npx cowsay hi)' for one run`},
 		{"R7=", none("go") + `, or pass --allow 'Bash(go run ./x)' for one run`},
@@ -127,7 +127,7 @@ func TestRefusalSaidOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	code, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, "-p", "--model", spec, "x")
-	const advice = `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(make build:*)'`
+	const advice = `to allow it add "Bash(make build:*)" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(make build:*)'`
 	if n := strings.Count(out, advice); n != 1 || !strings.Contains(out, `status="rejected"`) || !strings.Contains(out, `Concern: unauthorized: Bash "make build" was refused (the Error line above says why)`) {
 		t.Errorf("the root read the refusal's advice %d times, want once, with the Concern referring to it (exit %d):\n%s\n%s", n, code, out, errOut)
 	}
