@@ -68,8 +68,12 @@ type Writer struct {
 	redact func(string) string
 	err    error // the first failed write
 	// first: the file was empty when opened, so the next line written is
-	// its first, which is sealed into its owner record (claimFirst).
+	// its first, which is sealed into its owner record (claimFirst, or
+	// claim's one write).
 	first bool
+	// claim is the new session's owner record, written with the first
+	// line (Options.Claim).
+	claim *Pending
 }
 
 // Options tune a Writer.
@@ -79,6 +83,10 @@ type Options struct {
 	Redact func(string) string
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// Claim, when set, is the new session's owner record (ClaimLater),
+	// written once, just before the transcript's first line, with that
+	// line's hash; Close waits for its sync.
+	Claim *Pending
 }
 
 // Open opens path for appending, creating it (and its directory) if needed.
@@ -91,7 +99,7 @@ func Open(path string, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	w := &Writer{f: f, path: path, now: opts.Now, redact: opts.Redact}
+	w := &Writer{f: f, path: path, now: opts.Now, redact: opts.Redact, claim: opts.Claim}
 	if w.now == nil {
 		w.now = time.Now
 	}
@@ -148,6 +156,14 @@ func (w *Writer) Append(r Record) error {
 	if w.f == nil {
 		return errors.New("session: writer is closed")
 	}
+	if w.first && w.claim != nil {
+		// The owner record first, naming this line: a kill between the
+		// two leaves a record whose transcript does not match it, which
+		// is refused (Mine), never a transcript without its record.
+		if err := w.claim.write(line); err != nil {
+			return err
+		}
+	}
 	// One write per line: a kill between two records never leaves half of one
 	// interleaved with the next.
 	if _, err = w.f.Write(line); err != nil {
@@ -157,7 +173,9 @@ func (w *Writer) Append(r Record) error {
 		}
 	} else if w.first {
 		w.first = false
-		claimFirst(w.path, line)
+		if w.claim == nil {
+			claimFirst(w.path, line)
+		}
 	}
 	return err
 }
@@ -179,6 +197,11 @@ func (w *Writer) Close() error {
 	}
 	err := w.f.Close()
 	w.f = nil
+	if c := w.claim; c != nil {
+		// A session that wrote no line still gets its record (as Claim
+		// wrote it), without a first line's hash.
+		err = errors.Join(err, c.write(nil), c.wait())
+	}
 	return err
 }
 

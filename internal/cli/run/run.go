@@ -225,7 +225,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
 	}
-	history, path, tmp, err := openSession(f, o)
+	history, path, tmp, claim, err := openSession(f, o)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func Run(ctx context.Context, o *Options) error {
 	rt, err := root.New(ctx, f, root.Options{
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
-		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
+		Transcript: path, Claim: claim, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
 		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true, AddDirs: o.Compat.AddDirs,
 	})
 	if err != nil {

@@ -1,0 +1,116 @@
+package session_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
+)
+
+// claimChildEnv names the new session's transcript a re-executed test
+// binary starts (ClaimLater), writes its meta record and prompt to, says
+// so on stdout, and then waits in, as a root waits for its first model
+// request, until it is killed.
+const claimChildEnv = "BROOD_SESSION_CLAIM_CHILD"
+
+func claimChild(path string) int {
+	w, err := session.Open(path, session.Options{Claim: session.ClaimLater(path, "")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	m := model.Message{Role: model.RoleUser, Content: []model.Part{{Type: model.PartText, Text: "the prompt"}}}
+	for _, r := range []session.Record{{Type: session.RecMeta, System: "the system prompt"}, {Type: session.RecMessage, Message: &m}} {
+		if err := w.Append(r); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	fmt.Println("asking")
+	select {} // the first request, never answered
+}
+
+// TestClaimLaterOneRecordSealedBeforeFirstLine: a new session's owner
+// record (ClaimLater) is not written before the transcript's first line,
+// then once, sealed with that line's hash, and it holds when the process
+// is killed (SIGKILL) right after, before its background sync was waited
+// for: the session is the user's (Mine), as Claim's synced writes made it.
+func TestClaimLaterOneRecordSealedBeforeFirstLine(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	path := filepath.Join(t.TempDir(), ".brood", "sessions", "01MINE.jsonl")
+
+	// In this process: nothing on disk until the first line.
+	w, err := session.Open(path, session.Options{Claim: session.ClaimLater(path, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(session.OwnerPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("owner record before the transcript's first line: %v", err)
+	}
+	if err := w.Append(session.Record{Type: session.RecMeta, System: "sys"}); err != nil {
+		t.Fatal(err)
+	}
+	var o session.Owner
+	b, err := os.ReadFile(session.OwnerPath(path))
+	if err != nil || json.Unmarshal(b, &o) != nil || o.FirstLine == "" || o.Seal == "" {
+		t.Fatalf("owner record after the first line: %v %s", err, b)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := session.Mine(path); err != nil {
+		t.Errorf("Mine: %v", err)
+	}
+
+	// A session that wrote no line still gets its record at Close.
+	empty := filepath.Join(filepath.Dir(path), "01EMPTY.jsonl")
+	w, err = session.Open(empty, session.Options{Claim: session.ClaimLater(empty, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := session.Mine(empty); err != nil {
+		t.Errorf("Mine of a session closed without a line: %v", err)
+	}
+
+	// Killed while waiting for its first request.
+	killed := filepath.Join(filepath.Dir(path), "01KILLED.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), claimChildEnv+"="+killed)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if sc := bufio.NewScanner(out); !sc.Scan() || sc.Text() != "asking" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the child did not reach its first request: %q", sc.Text())
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die of SIGKILL: %v", cmd.ProcessState)
+	}
+	if err := session.Mine(killed); err != nil {
+		t.Errorf("Mine of the killed session: %v", err)
+	}
+	if recs, _, err := session.ReadFile(killed); err != nil || len(recs) != 2 {
+		t.Errorf("the killed session's transcript: %d records, %v", len(recs), err)
+	}
+}
