@@ -209,20 +209,27 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 	return nil
 }
 
-// readGuardRecord reads one record of dir, through no link, and checks
-// its seal: a record brood did not write for this user (a repository can
-// commit .brood/records) is never acted on.
-func readGuardRecord(dir, name string) (*guardRecord, error) {
+// openGuardRecord opens one record of dir, through no link: a regular
+// file of at most maxGuardRecord bytes.
+func openGuardRecord(dir, name string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, taskdir.ErrNotRegular)
 	} else if st.Size() > maxGuardRecord {
+		f.Close()
 		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, maxGuardRecord)
 	}
+	return f, nil
+}
+
+// decodeGuardRecord reads a record opened by openGuardRecord and checks
+// its seal: a record brood did not write for this user (a repository can
+// commit .brood/records) is never acted on.
+func decodeGuardRecord(f *os.File) (*guardRecord, error) {
 	data, err := io.ReadAll(io.LimitReader(f, maxGuardRecord))
 	if err != nil {
 		return nil, err
@@ -246,35 +253,65 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 
 // RestoreCrashedGuards puts back what the guard of an in-place writer
 // whose root died before the writer ended must put back (see above): for
-// each record in the project's records whose root and child are both
-// gone, the configuration that changed since the snapshot is put back,
-// and the record removed. It returns one line for each record it acted
-// on, for stderr. Nothing pending costs one directory read.
+// each record in the project's records whose root is gone, what the child
+// still runs is killed (its cgroup, or its PID namespace through its
+// init: configguard_procs_linux.go), the configuration that changed since
+// the snapshot is put back, and the record removed. It returns one line
+// for each record it acted on, for stderr. Nothing pending costs one
+// directory read.
 func RestoreCrashedGuards(projectRoot string) []string {
 	dir := filepath.Join(taskdir.Open(projectRoot).Records().Path(), guardsDir)
 	var lines []string
 	for _, name := range guardRecordNames(dir) {
-		rec, err := readGuardRecord(dir, name)
-		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
-			continue // one brood did not seal is left as it is
-		}
-		if taskCgroupsLive(rec) {
-			// Said before any signal, as a person's kill is: what stopped
-			// the task is on record, not "no record says how it ended".
-			_ = dispatch.Records(projectRoot).WriteKill(rec.TaskID, dispatch.Kill{TaskID: rec.TaskID, By: dispatch.KilledByBrood,
-				Via: fmt.Sprintf("its parent run ended (brood pid %d died) and the next brood stopped what it still ran, to put back its configuration", rec.Owner.PID), At: time.Now().UTC()})
-		}
-		if !stopTaskCgroups(rec) {
-			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
-			continue
-		}
-		if rec.Child != nil && rec.Child.alive() {
-			continue
-		}
-		lines = append(lines, restoreGuard(rec, dir)...)
-		_ = os.Remove(filepath.Join(dir, name))
+		lines = append(lines, restoreCrashed(projectRoot, dir, name)...)
 	}
 	return lines
+}
+
+// restoreCrashed acts on one record of dir (RestoreCrashedGuards). The
+// record is locked (flock, not waited for) from before anything is killed
+// until it is removed: a second brood command that finds it held says so
+// and leaves it to the first, and one that takes it once the first let go
+// finds it removed and does nothing.
+func restoreCrashed(projectRoot, dir, name string) []string {
+	f, err := openGuardRecord(dir, name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rec, err := decodeGuardRecord(f)
+	if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
+		return nil // one brood did not seal is left as it is
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return []string{fmt.Sprintf("brood: task %s's configuration guard is being put back by another brood command (it holds %s): left to it", rec.TaskID, filepath.Join(dir, name))}
+	}
+	if !stillNamed(f, filepath.Join(dir, name)) {
+		return nil // put back and removed by the brood that held it
+	}
+	procs := taskProcs(rec)
+	if taskCgroupsLive(rec) || len(procs) > 0 {
+		// Said before any signal, as a person's kill is: what stopped
+		// the task is on record, not "no record says how it ended".
+		_ = dispatch.Records(projectRoot).WriteKill(rec.TaskID, dispatch.Kill{TaskID: rec.TaskID, By: dispatch.KilledByBrood,
+			Via: fmt.Sprintf("its parent run ended (brood pid %d died) and the next brood stopped what it still ran, to put back its configuration", rec.Owner.PID), At: time.Now().UTC()})
+	}
+	stopped := stopTaskCgroups(rec)
+	stopped = stopTaskProcs(rec, procs) && stopped
+	if !stopped || rec.Child != nil && rec.Child.alive() {
+		return []string{fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID)}
+	}
+	lines := restoreGuard(rec, dir)
+	_ = os.Remove(filepath.Join(dir, name))
+	return lines
+}
+
+// stillNamed reports whether f is still the file at path (not removed,
+// nor replaced, since it was opened).
+func stillNamed(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Lstat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // maxGuardRecords bounds how many records one command looks at: a
