@@ -135,10 +135,27 @@ func (g *configGuard) persist() {
 		g.recorded = filepath.Join(dir, guardRecordName(rec))
 		return
 	}
+	if errors.Is(err, errGuardTooBig) && g.child == nil {
+		// Before the child starts: it is not started (unkept).
+		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink .git/hooks, .brood and .claude", g.id, dir, err)
+		return
+	}
 	if g.d.cfg.Stderr != nil && !g.warned {
 		g.warned = true
 		fmt.Fprintf(g.d.cfg.Stderr, "brood: %s: what task %s's guard must put back is not kept on disk (%v): should brood die before the subagent ends, check .git and .brood yourself\n", dir, g.id, err)
 	}
+}
+
+// refusal is why the child may not start: its guard's record could not be
+// kept (persist), so the crash story would not hold for it; nil when it
+// may.
+func (g *configGuard) refusal() error {
+	if g == nil {
+		return nil
+	}
+	g.d.cfgMu.Lock()
+	defer g.d.cfgMu.Unlock()
+	return g.unkept
 }
 
 // started notes the child's process in the guard's record.
@@ -164,6 +181,10 @@ func (g *configGuard) forget() {
 
 func guardRecordName(r guardRecord) string { return fmt.Sprintf("%s.%d.json", r.TaskID, r.Owner.PID) }
 
+// errGuardTooBig: a guard's record would be larger than the next brood
+// reads back (maxGuardRecord).
+var errGuardTooBig = errors.New("the record is too large to keep")
+
 // writeGuardRecord seals rec and writes it into dir (0700), synced,
 // tmp+rename, through no link.
 func writeGuardRecord(dir string, rec *guardRecord) error {
@@ -181,7 +202,7 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 		return err
 	}
 	if len(data) > maxGuardRecord {
-		return fmt.Errorf("the record would be %d bytes, more than the %d the next brood reads", len(data), maxGuardRecord)
+		return fmt.Errorf("%w: it would be %d bytes, over the %d the next brood reads back", errGuardTooBig, len(data), maxGuardRecord)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
