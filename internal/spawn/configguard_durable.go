@@ -41,7 +41,7 @@ const guardSealKind = "guard"
 const maxGuardRecord = 1 << 20
 
 // guardRecordVersion is the version of guard records this build writes.
-const guardRecordVersion = 1
+const guardRecordVersion = 2
 
 // guardRecord is an in-place writer's guard as written to disk.
 type guardRecord struct {
@@ -57,8 +57,12 @@ type guardRecord struct {
 	// containment): what it started lives on there after the root's
 	// death, and is killed before anything is put back. In pidns mode the
 	// child is the namespace's init: the kernel ended the rest with it.
-	Cgroup string              `json:"cgroup,omitempty"`
-	States []trust.StateRecord `json:"states"`
+	Cgroup string `json:"cgroup,omitempty"`
+	// States are what to put back; on disk they are in Enc, encrypted
+	// (configguard_enc.go: .git/config can hold credentials). A record an
+	// earlier brood wrote has them here in the clear.
+	States []trust.StateRecord `json:"states,omitempty"`
+	Enc    []byte              `json:"enc,omitempty"`
 	Seal   string              `json:"seal,omitempty"`
 }
 
@@ -185,20 +189,25 @@ func guardRecordName(r guardRecord) string { return fmt.Sprintf("%s.%d.json", r.
 // reads back (maxGuardRecord).
 var errGuardTooBig = errors.New("the record is too large to keep")
 
-// writeGuardRecord seals rec and writes it into dir (0700), synced,
-// tmp+rename, through no link.
-func writeGuardRecord(dir string, rec *guardRecord) error {
+// writeGuardRecord encrypts rec's states, seals it and writes it into dir
+// (0700, the file 0600), synced, tmp+rename, through no link. rec is left
+// as it was.
+func writeGuardRecord(dir string, in *guardRecord) error {
 	key, err := taskdir.RecordKey()
 	if err != nil {
 		return err
 	}
+	rec := *in
 	rec.Seal = ""
-	data, err := json.Marshal(rec)
+	if err := sealStates(key, &rec); err != nil {
+		return err
+	}
+	data, err := json.Marshal(&rec)
 	if err != nil {
 		return err
 	}
 	rec.Seal = taskdir.Seal(key, guardSealKind, data)
-	if data, err = json.Marshal(rec); err != nil {
+	if data, err = json.Marshal(&rec); err != nil {
 		return err
 	}
 	if len(data) > maxGuardRecord {
@@ -212,7 +221,7 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 		return err
 	}
 	defer root.Close()
-	name := guardRecordName(*rec)
+	name := guardRecordName(rec)
 	tmp := "." + name + ".tmp-" + taskdir.NewID()
 	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -268,6 +277,9 @@ func decodeGuardRecord(f *os.File) (*guardRecord, error) {
 	key, err := taskdir.RecordKey()
 	if err != nil || !taskdir.SealHolds(key, guardSealKind, plain, seal) {
 		return nil, taskdir.ErrNotYours
+	}
+	if err := openStates(key, &rec); err != nil {
+		return nil, err
 	}
 	return &rec, nil
 }
