@@ -4,6 +4,7 @@ package spawn
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/depth"
+	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // What a crashed root's in-place child may still run outside a cgroup of
@@ -28,8 +31,10 @@ import (
 // before it ran a thing: argv[0], the task's depth.Marker, at clone time.
 // A process is taken for it only if it also is the init of a PID namespace
 // of its own (what a tool starts from inside the child is in the child's
-// namespace and dies with it), runs as this user, and started after the
-// record's root did.
+// namespace and dies with it), runs as this user, started after the
+// record's root did, and has no live owner of the task for a parent (a
+// root that resumed the task since holds its lock; its child is marked
+// the same).
 
 // taskProc is a process of a crashed task pinned by a pidfd: its pid can
 // no longer be reused under us.
@@ -47,18 +52,35 @@ func taskProcs(rec *guardRecord) []taskProc {
 		}
 		return nil
 	}
+	// A task resumed since by a live root (it holds the task's lock) has
+	// children of that root's marked the same: never these.
+	owners := map[int]bool{}
+	for _, pid := range pool.TaskLockHolders(filepath.Join(taskdir.Open(rec.Project).DispatchRoot(), rec.TaskID)) {
+		owners[pid] = true
+	}
+	is := func(pid int) bool { return orphanOf(rec, pid) && !owners[procPPID(pid)] }
 	ents, _ := os.ReadDir("/proc")
 	var out []taskProc
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || !orphanOf(rec, pid) {
+		if err != nil || pid == os.Getpid() || !is(pid) {
 			continue
 		}
-		if p, ok := pinProc(pid, func(pid int) bool { return orphanOf(rec, pid) }); ok {
+		if p, ok := pinProc(pid, is); ok {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// procPPID is pid's parent's pid (/proc/PID/stat field 4), 0 when unknown.
+func procPPID(pid int) int {
+	f := procStatus(pid, "PPid:")
+	if len(f) == 0 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[0])
+	return ppid
 }
 
 // pinProc opens a pidfd on pid and checks, once it is pinned, that it is

@@ -23,16 +23,24 @@ import (
 // when the root died before the record named it, found by its argv[0]
 // marker as a PID namespace's init started after the root — and with it
 // the namespace, before it puts back. A process that only looks like the
-// child (another task's, not a namespace's init, older than the root) is
-// never killed.
+// child (another task's, not a namespace's init, older than the root, the
+// child of a live root that resumed the task since) is never killed.
 func TestCrashRestoreKillsPIDNamespace(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", "")
 	if _, err := os.Stat("/proc/self/ns/pid"); err != nil {
 		t.Fatalf("no PID namespaces here: %v", err)
 	}
-	for _, named := range []bool{true, false} {
-		t.Run(fmt.Sprintf("named=%v", named), func(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		named, resumed bool
+	}{
+		{"named", true, false},
+		{"unnamed", false, false},
+		{"unnamed, the task resumed by a live root", false, true},
+	} {
+		named := tc.named
+		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
 				t.Fatal(err)
@@ -64,6 +72,27 @@ func TestCrashRestoreKillsPIDNamespace(t *testing.T) {
 			dir := filepath.Join(taskdir.Open(root).Records().Path(), guardsDir)
 			if err := writeGuardRecord(dir, &rec); err != nil {
 				t.Fatal(err)
+			}
+			if tc.resumed {
+				// This process is the live root that resumed the task:
+				// it holds the task's lock, and "child" is its child.
+				td := filepath.Join(taskdir.Open(root).DispatchRoot(), id)
+				if err := os.MkdirAll(td, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(td)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+					t.Fatal(err)
+				}
+				RestoreCrashedGuards(root)
+				if !procOf(child.Process.Pid).alive() || !daemon.alive() {
+					t.Errorf("the live root's child of the same task (pid %d) was killed", child.Process.Pid)
+				}
+				return
 			}
 			lines := RestoreCrashedGuards(root)
 			if daemon.alive() {
