@@ -186,3 +186,32 @@ func TestClaimLaterRecordFailureIsTheWritersError(t *testing.T) {
 		t.Errorf("a transcript without its owner record was left: %v", err)
 	}
 }
+
+// TestMineSaysAnEmptyRecordIsACrash: an owner record a power cut left
+// empty or cut short (it is renamed into place before its sync) is
+// refused saying so, not with a JSON error.
+func TestMineSaysAnEmptyRecordIsACrash(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	dir := filepath.Join(t.TempDir(), ".brood", "sessions")
+	for name, record := range map[string]string{"01EMPTY": "", "01CUT": "{\n  \"version\": 1,\n  \"sess"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".jsonl")
+			writeFile(t, path, "")
+			writeFile(t, session.OwnerPath(path), record)
+			err := session.Mine(path)
+			if err == nil || !strings.Contains(err.Error(), "empty or cut short") || !strings.Contains(err.Error(), "power cut") || strings.Contains(err.Error(), "JSON") {
+				t.Errorf("Mine: %v", err)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
