@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -112,5 +113,105 @@ func TestClaimLaterOneRecordSealedBeforeFirstLine(t *testing.T) {
 	}
 	if recs, _, err := session.ReadFile(killed); err != nil || len(recs) != 2 {
 		t.Errorf("the killed session's transcript: %d records, %v", len(recs), err)
+	}
+}
+
+// TestClaimLaterTranscriptMadeWithItsFirstLine: a new session's
+// transcript (Options.Claim) does not exist before its first line (a kill
+// before it leaves no transcript to refuse as a shipped one), and appears
+// holding that line, after its owner record.
+func TestClaimLaterTranscriptMadeWithItsFirstLine(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	path := filepath.Join(t.TempDir(), ".brood", "sessions", "01NEW.jsonl")
+	w, err := session.Open(path, session.Options{Claim: session.ClaimLater(path, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the transcript exists before its first line: %v", err)
+	}
+	for _, r := range []session.Record{{Type: session.RecMeta, System: "sys"}, {Type: session.RecNote, Text: "second"}} {
+		if err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, bad, err := session.ReadFile(path)
+	if err != nil || bad != 0 || len(recs) != 2 || recs[0].Type != session.RecMeta || recs[1].Text != "second" {
+		t.Fatalf("transcript: %+v, %d bad, %v", recs, bad, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("transcript mode: %v %v", st, err)
+	}
+	if err := session.Mine(path); err != nil {
+		t.Errorf("Mine: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestClaimLaterRecordFailureIsTheWritersError: a new session whose owner
+// record cannot be written (a directory in its place) writes no line and
+// no transcript; the failure, naming the record, is the Append's and the
+// Writer's (Err, errors.Is ErrNotMade), so the run does not pass for a
+// recorded one; Close does not say it again.
+func TestClaimLaterRecordFailureIsTheWritersError(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	path := filepath.Join(t.TempDir(), ".brood", "sessions", "01BLOCKED.jsonl")
+	if err := os.MkdirAll(filepath.Join(session.OwnerPath(path), "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w, err := session.Open(path, session.Options{Claim: session.ClaimLater(path, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Append(session.Record{Type: session.RecMeta, System: "sys"})
+	if !errors.Is(err, session.ErrNotMade) || !strings.Contains(err.Error(), session.OwnerPath(path)) {
+		t.Fatalf("Append: %v, want ErrNotMade naming %s", err, session.OwnerPath(path))
+	}
+	if err := w.Append(session.Record{Type: session.RecNote, Text: "later"}); err == nil {
+		t.Error("a later line was written without its owner record")
+	}
+	if got := w.Err(); !errors.Is(got, session.ErrNotMade) {
+		t.Errorf("Err: %v", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a transcript without its owner record was left: %v", err)
+	}
+}
+
+// TestMineSaysAnEmptyRecordIsACrash: an owner record a power cut left
+// empty or cut short (it is renamed into place before its sync) is
+// refused saying so, not with a JSON error.
+func TestMineSaysAnEmptyRecordIsACrash(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	dir := filepath.Join(t.TempDir(), ".brood", "sessions")
+	for name, record := range map[string]string{"01EMPTY": "", "01CUT": "{\n  \"version\": 1,\n  \"sess"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".jsonl")
+			writeFile(t, path, "")
+			writeFile(t, session.OwnerPath(path), record)
+			err := session.Mine(path)
+			if err == nil || !strings.Contains(err.Error(), "empty or cut short") || !strings.Contains(err.Error(), "power cut") || strings.Contains(err.Error(), "JSON") {
+				t.Errorf("Mine: %v", err)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
