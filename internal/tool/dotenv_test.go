@@ -80,6 +80,7 @@ func TestURLPasswordsRedacted(t *testing.T) {
 		"DEV_DB=postgres://postgres:postgres@localhost/app",
 		"SHORT_URL=redis://:pw@cache:6379/0",
 		"API_URL=https://example.com/x",
+		"HTTPS_PROXY=http://u:proxyPw123@proxy:3128",
 	}, root)
 	for in, want := range map[string]string{
 		"postgres://app:hunter2hunter2@db.internal/x":          "[REDACTED:DATABASE_URL]",
@@ -90,6 +91,7 @@ func TestURLPasswordsRedacted(t *testing.T) {
 		"postgres is up; postgres://postgres:postgres@other/x": "postgres is up; postgres:[REDACTED:DEV_DB]other/x",
 		"redis://:pw@cache:6379/0 and redis://:pw@cache":       "[REDACTED:SHORT_URL] and redis:[REDACTED:SHORT_URL]cache",
 		"https://example.com/x":                                "https://example.com/x",
+		"proxyPw123":                                           "[REDACTED:HTTPS_PROXY]",
 		"rabbitPw99x":                                          "[REDACTED:.env:AMQP_URL]",
 	} {
 		if got := r.Redact(in); got != want {
@@ -97,11 +99,12 @@ func TestURLPasswordsRedacted(t *testing.T) {
 		}
 	}
 	// Withheld from a child's environment unless its agent asks for it.
-	env := []string{"PATH=/bin", "DATABASE_URL=postgres://app:hunter2hunter2@db/x", "API_URL=https://example.com", "REDIS_URL=redis://:x@c"}
-	if got, want := ChildEnviron(env, []string{"REDIS_URL"}), []string{"PATH=/bin", "API_URL=https://example.com", "REDIS_URL=redis://:x@c"}; !slices.Equal(got, want) {
+	// A proxy's stays: the child's tools must go through it.
+	env := []string{"PATH=/bin", "DATABASE_URL=postgres://app:hunter2hunter2@db/x", "API_URL=https://example.com", "REDIS_URL=redis://:x@c", "https_proxy=http://u:proxyPw123@proxy:3128"}
+	if got, want := ChildEnviron(env, []string{"REDIS_URL"}), []string{"PATH=/bin", "API_URL=https://example.com", "REDIS_URL=redis://:x@c", "https_proxy=http://u:proxyPw123@proxy:3128"}; !slices.Equal(got, want) {
 		t.Errorf("ChildEnviron = %q, want %q", got, want)
 	}
-	if got := strings.Join(ChildEnviron(env, nil), " "); strings.Contains(got, "@") {
+	if got := strings.Join(ChildEnviron(env[:4], nil), " "); strings.Contains(got, "@") {
 		t.Errorf("ChildEnviron kept a URL password: %q", got)
 	}
 }

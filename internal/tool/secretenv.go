@@ -59,7 +59,9 @@ func IsSecretName(name string) bool {
 
 // ChildEnviron is the environment a subagent starts with: base without
 // secret-looking variables (IsSecretName) nor those whose value holds a
-// URL with a password (DATABASE_URL=postgres://app:pw@db/x), except brood's own provider keys
+// URL with a password (DATABASE_URL=postgres://app:pw@db/x) but a proxy's
+// (HTTPS_PROXY, GOPROXY: the network the child's tools must go through,
+// redacted all the same), except brood's own provider keys
 // (the child calls its model itself; its Bash never sees them) and the
 // variables its definition asks for by name (frontmatter `env: [GH_TOKEN]`).
 // A child cannot leak what it never had.
@@ -67,7 +69,8 @@ func ChildEnviron(base, allow []string) []string {
 	out := make([]string, 0, len(base))
 	for _, kv := range base {
 		name, value, _ := strings.Cut(kv, "=")
-		if (IsSecretName(name) || holdsURLPassword(value)) && !slices.Contains(providerKeys, name) && !slices.Contains(allow, name) {
+		withheld := IsSecretName(name) || (holdsURLPassword(value) && !strings.HasSuffix(strings.ToUpper(name), "PROXY"))
+		if withheld && !slices.Contains(providerKeys, name) && !slices.Contains(allow, name) {
 			continue
 		}
 		out = append(out, kv)
