@@ -60,7 +60,7 @@ func PassSecrets(cmd *exec.Cmd, r *Redactor) error {
 // TakePassedSecrets is the child's side of PassSecrets: the values its
 // parent passed, removed from its environment (and the memory file
 // closed), so that nothing it starts inherits them. A value whose label is
-// neither a .env one nor a secret-looking variable's name is dropped.
+// neither a .env one nor a variable's name is dropped.
 func TakePassedSecrets() (Secrets, error) {
 	v, ok, err := sandbox.TakeEnv(EnvPassedSecrets)
 	if err != nil || !ok {
@@ -80,13 +80,14 @@ func TakePassedSecrets() (Secrets, error) {
 }
 
 // passableLabel reports whether label is one a parent's redactor makes:
-// ".env:NAME", or a secret-looking variable's NAME with nothing in it that
-// would end or break the marker.
+// ".env:NAME", or a variable's NAME (a secret-looking one's, or one whose
+// value holds a URL with a password: DATABASE_URL) with nothing in it
+// that would end or break the marker.
 func passableLabel(label string) bool {
 	if strings.HasPrefix(label, ".env:") {
 		return true
 	}
-	return IsSecretName(label) && !strings.ContainsFunc(label, func(c rune) bool { return c == ']' || c < ' ' || c == 0x7f })
+	return label != "" && !strings.ContainsFunc(label, func(c rune) bool { return c == ']' || c == '=' || c <= ' ' || c == 0x7f })
 }
 
 // Secrets are values a parent passed (TakePassedSecrets), for

@@ -35,8 +35,9 @@ func TestPassedSecretsAreTheEnvironmentsToo(t *testing.T) {
 		{".env:weird name[0]", true},
 		{"GITHUB_TOKEN", true},
 		{"ANTHROPIC_API_KEY", true},
-		{"PATH", false},
-		{"HOME", false},
+		{"DATABASE_URL", true},
+		{"A B", false},
+		{"A=B", false},
 		{"X_TOKEN]\nforged", false},
 		{"", false},
 	} {
