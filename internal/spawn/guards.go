@@ -33,8 +33,8 @@ const maxGuardTranscript = 32 << 20
 // being blocked, by a refusal say), and a failed, killed or cancelled run
 // none at all: their findings stay concerns. It returns every finding,
 // whatever its policy, as the lines the parent model sees.
-func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call) []string {
-	cs := d.concerns(j.name, j.env, res, want, calls)
+func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []string {
+	cs := d.concerns(j.name, j.env, res, want, calls, venvs)
 	var lines []string
 	for _, c := range cs {
 		lines = append(lines, c.String())
@@ -87,7 +87,7 @@ func rejectedFollowUp(t *dispatch.Task, prompt string) string {
 // A custom agent is judged for the sections its definition declares
 // (sections:), none when it declares none: only the built-ins and forks
 // are asked for the built-in report's four.
-func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call) []guard.Concern {
+func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []guard.Concern {
 	in := guard.Input{
 		Status: res.Status, Summary: res.Summary,
 		Workspace: env.Workspace, Calls: calls, CallsKnown: true, Fork: env.Fork, Claimed: res.FilesChanged,
@@ -95,11 +95,15 @@ func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
 		StatusCommands: trust.StatusCommands,
-		Undermined:     trust.Undermined,
-		Dirs:           func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
-		RefusalFlags:   true,
-		Advice:         parentAdvice(env),
-		TestCommands:   d.cfg.Settings.TestCommands,
+		Undermined: func(cmd string) string {
+			return trust.UnderminedBy(cmd, func(p string) bool { return venvs.Trusts(env.Workspace, p) })
+		},
+		ReadOnly:     tool.ReadOnlyCommand,
+		Commands:     lineSegments,
+		Dirs:         func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
+		RefusalFlags: true,
+		Advice:       parentAdvice(env),
+		TestCommands: d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
 		in.Changed, in.Observed, in.Refs = want.Changed, true, want.Refs
@@ -239,4 +243,15 @@ func parentAdvice(env *dispatch.Envelope) func(guard.Call) string {
 		raw, _ := json.Marshal(in)
 		return tool.RefusalAdvice(perms.Check(c.Tool, raw, env.Workspace), env.Workspace)
 	}
+}
+
+// lineSegments are a Bash line's commands as the guardrails read them
+// (trust.LineCommands).
+func lineSegments(cmd string) ([]guard.Segment, bool) {
+	lc, ok := trust.LineCommands(cmd)
+	segs := make([]guard.Segment, len(lc))
+	for i, c := range lc {
+		segs[i] = guard.Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background}
+	}
+	return segs, ok
 }
