@@ -94,10 +94,13 @@ func TestSubsetPassAfterAFailure(t *testing.T) {
 		{"the failing test by -run", []Call{failed, edit, last("go test -run TestAdd -v ./...", "=== RUN   TestAdd\n--- PASS: TestAdd (0.00s)\n"+all)}, ""},
 		{"-json", []Call{failed, edit, last("go test -json ./...", `{"Action":"pass","Package":"example.com/p2"}`+"\n"+`{"Action":"pass","Package":"example.com/p2/ok"}`+"\n")}, ""},
 		{"-run when nothing failed", []Call{edit, last("go test -run TestOK -v ./...", "--- PASS: TestOK (0.00s)\n"+okOnly)}, ""},
-		{"-skip the failing test", []Call{failed, edit, last("go test -skip TestAdd ./...", all)}, "it leaves out TestAdd"},
+		{"-skip the failing test", []Call{failed, edit, last("go test -skip TestAdd ./...", all)}, "it skips tests (-skip TestAdd)"},
 		{"-run another test", []Call{failed, edit, last("go test -run TestOK -v ./...", "--- PASS: TestOK (0.00s)\n"+okOnly)}, "it leaves out TestAdd"},
 		{"-run a subtest of it", []Call{failed, edit, last("go test -run TestAdd/small -v ./...", "--- PASS: TestAdd (0.00s)\n"+all)}, "it leaves out TestAdd"},
 		{"a narrower package list", []Call{failed, edit, last("go test ./ok/", okOnly)}, "its output shows no pass of example.com/p2"},
+		{"-skip when nothing failed", []Call{edit, last("go test -skip TestAdd ./...", all)}, "it skips tests (-skip TestAdd)"},
+		{"a failure in its own line", []Call{edit, last("go test ./... ; go test ./ok/", fail+okOnly)}, "its output shows no pass of example.com/p2"},
+		{"-run after a failure in its own line", []Call{edit, last("go test ./... ; go test -run TestOK -v ./...", fail+"--- PASS: TestOK (0.00s)\n"+okOnly)}, "it leaves out TestAdd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
 	}

@@ -12,9 +12,9 @@ import (
 // `go test -run TestOK ./...` or `go test ./ok/` after TestAdd failed in
 // example.com/p2 passes without running what failed. The claim check
 // cannot tell "all tests pass" from "the ok tests pass", so a last test
-// run that leaves out a test (by -run/-skip) or a package (its output
-// shows no pass of it) that failed earlier in the task backs no claim
-// that tests pass: the report should run them all or say which it ran,
+// run that skips tests (-skip: always), or leaves out a test (by -run) or
+// a package (its output shows no pass of it) that failed earlier in the
+// task or in its own line, backs no claim that tests pass: the report should run them all or say which it ran,
 // and the parent decides. A subset run when nothing failed earlier
 // (`go test -run TestX ./pkg`) is taken for what it ran: the guard does
 // not know the project's whole suite.
@@ -32,15 +32,16 @@ var (
 )
 
 // failures are the go tests (top-level names) and packages the test
-// commands before calls[at] reported failing.
+// commands before calls[at] reported failing, and calls[at]'s own output
+// (`go test ./... ; go test ./ok/` exits 0 with p2's FAIL in it).
 func failures(in Input, at int) (tests, pkgs []string) {
 	add := func(list *[]string, v string) {
 		if v != "" && !slices.Contains(*list, v) {
 			*list = append(*list, v)
 		}
 	}
-	for _, c := range in.Calls[:at] {
-		if c.Tool != "Bash" || !c.IsError || in.wasRefused(c) || !isTest(in, c.Command) {
+	for i, c := range in.Calls[:at+1] {
+		if c.Tool != "Bash" || (!c.IsError && i < at) || in.wasRefused(c) || !isTest(in, c.Command) {
 			continue
 		}
 		for line := range strings.Lines(c.Result) {
@@ -70,11 +71,16 @@ func failures(in Input, at int) (tests, pkgs []string) {
 // leftOut says why the test command at calls[at] leaves out a go test or
 // package that failed earlier in the task ("" none).
 func leftOut(in Input, at int) string {
+	last := in.Calls[at]
+	for _, sc := range statusTests(in, last.Command) {
+		if _, skip := patterns(strings.Fields(sc)); strings.HasPrefix(sc, "go test") && skip != "" {
+			return fmt.Sprintf("it skips tests (-skip %s)", skip)
+		}
+	}
 	tests, pkgs := failures(in, at)
 	if len(tests) == 0 && len(pkgs) == 0 {
 		return ""
 	}
-	last := in.Calls[at]
 	for _, sc := range statusTests(in, last.Command) {
 		if !strings.HasPrefix(sc, "go test") {
 			continue
