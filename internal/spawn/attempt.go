@@ -143,7 +143,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, turn: a.spec.Watch.Turn, final: a.spec.Watch.Final, askCtx: askCtx, cfg: d.newConfigGuard(id)}
 	a.undo = append(a.undo, a.s.cfg.release)
 	a.unheld = d.unheldGitConfig(env)
-	a.venvs = trust.PinVenvs(env.Workspace)
+	a.venvs = pinVenvs(ctx, env.Workspace)
 }
 
 // Exec runs the child through the pool (again on a git worktree copy when

@@ -3,7 +3,9 @@ package spawn
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -254,4 +257,29 @@ func lineSegments(cmd string) ([]guard.Segment, bool) {
 		segs[i] = guard.Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background}
 	}
 	return segs, ok
+}
+
+// pinVenvs are the workspace's venv activate scripts before its child
+// runs (trust.PinVenvs), less any the repository tracks: those are the
+// repository's, which may define `go` (redteam20 P2-2). It runs git only
+// when there is a venv to ask about.
+func pinVenvs(ctx context.Context, workspace string) trust.VenvPins {
+	pins := trust.PinVenvs(workspace)
+	if len(pins) == 0 {
+		return pins
+	}
+	rels := make([]string, 0, len(pins))
+	for r := range pins {
+		rels = append(rels, r)
+	}
+	out, err := gitx.In(workspace).Run(ctx, append([]string{"ls-files", "-z", "--"}, rels...)...)
+	if err != nil {
+		var gerr *gitx.Error
+		if !errors.As(err, &gerr) || !strings.Contains(gerr.Error(), "not a git repository") {
+			return nil // cannot tell: trust none
+		}
+		return pins
+	}
+	pins.Drop(strings.Split(strings.TrimRight(out, "\x00"), "\x00"))
+	return pins
 }

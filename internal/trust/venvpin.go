@@ -17,12 +17,20 @@ import (
 type VenvPins map[string][sha256.Size]byte
 
 // PinVenvs reads the activate scripts of workspace (regular files only,
-// no link followed, the first 1 MiB).
+// no link followed, the first 1 MiB) of directories that hold a
+// pyvenv.cfg, as `python -m venv` makes them. The caller drops those the
+// repository tracks (Drop): a venv is made on the machine, never shipped,
+// and a repository is hostile.
 func PinVenvs(workspace string) VenvPins {
 	pins := VenvPins{}
 	cands, _ := filepath.Glob(filepath.Join(workspace, "*", "bin", "activate"))
 	cands = append(cands, filepath.Join(workspace, "bin", "activate"))
 	for _, c := range cands {
+		// A venv's directory holds its pyvenv.cfg; a bin/activate without
+		// one is some other script.
+		if st, err := os.Lstat(filepath.Join(filepath.Dir(filepath.Dir(c)), "pyvenv.cfg")); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
 		if sum, ok := sumRegular(c); ok {
 			rel, err := filepath.Rel(workspace, c)
 			if err == nil {
@@ -74,4 +82,11 @@ func sumRegular(path string) ([sha256.Size]byte, bool) {
 	var sum [sha256.Size]byte
 	copy(sum[:], h.Sum(nil))
 	return sum, true
+}
+
+// Drop removes the pins of rels.
+func (p VenvPins) Drop(rels []string) {
+	for _, r := range rels {
+		delete(p, filepath.ToSlash(r))
+	}
 }
