@@ -246,8 +246,12 @@ func makeNoRun(words []string) string {
 			if strings.ContainsRune(makeValued, r) {
 				break
 			}
-			if strings.ContainsRune("inqt", r) {
-				return fmt.Sprintf("it ran with -%c (in %s), which ignores failures or runs no recipe", r, w)
+			if why, ok := makeLetters()[r]; ok {
+				opt := fmt.Sprintf("-%c", r)
+				if w != opt {
+					opt += " (in " + w + ")"
+				}
+				return "it ran with " + opt + ", which " + why
 			}
 		}
 	}
@@ -263,4 +267,11 @@ func goTests(in Input, command string) int {
 		}
 	}
 	return n
+}
+
+// makeLetters are make's one-letter options with which its status says
+// nothing of its recipes.
+func makeLetters() map[rune]string {
+	return map[rune]string{'i': "ignores the recipes' failures", 'n': "prints the recipes without running them",
+		'q': "runs no recipe", 't': "touches the targets instead of running their recipes", 'e': "lets the environment override the Makefile's variables"}
 }
