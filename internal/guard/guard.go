@@ -112,6 +112,13 @@ type Input struct {
 	// function or alias in the line, a variable that changes what runs.
 	// nil: no line is undermined.
 	Undermined func(command string) string
+	// ReadOnly says whether a Bash command line (or one command of it) is
+	// read-only as brood's permissions judge it (tool.ReadOnlyCommand);
+	// nil: none is. Commands splits a line into its commands and writing
+	// redirections (trust.LineCommands); nil: every Bash call that runs no
+	// test is a change. A Bash call neither calls read-only is a change.
+	ReadOnly func(command string) bool
+	Commands func(command string) ([]Segment, bool)
 	// Dirs are the directories a command line changes to with cd or pushd,
 	// in order, as written (trust.Dirs); nil: it changes to none.
 	Dirs func(command string) []string

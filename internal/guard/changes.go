@@ -1,0 +1,120 @@
+package guard
+
+import (
+	"slices"
+	"strings"
+)
+
+// A change to the child's files (redteam20 P2-1): a file tool's edit
+// that went through, and any Bash call that ran and may have written a
+// file. `Edit` (fix), `go test` (pass), `sed -i` (unfix) ends with a
+// change no test ran after. A Bash call is known to write nothing only
+// when each of its commands is read-only as brood's permissions judge
+// them (Input.ReadOnly: git status/diff/log, ls, cat, grep, ... with no
+// option that writes and no redirection into a file), a test command, or
+// one of quietCommands; anything else, or a line that does not parse, is
+// a change: a false "no test ran after its last change" is the safe side
+// (the parent says what to do), a false pass is not.
+
+// Segment is one simple command of a Bash line, or a redirection of it
+// that writes a file, in the line's order (trust.LineCommands).
+type Segment struct {
+	Words      string // its words from its program on, joined ("" a redirection)
+	Source     string // as the line writes it
+	Writes     bool   // a redirection into a file
+	Background bool   // it runs in the background
+}
+
+// quietCommands write no file without a redirection, and are not in the
+// permissions' read-only set (they need no rule there for other reasons,
+// or are go's read-only subcommands): a prefix of a command's words.
+func quietCommands() []string {
+	return []string{"echo", "printf", "true", "false", ":", "sleep", "date", "test", "[", "exit", "set", "cd", "pushd", "popd",
+		"pwd", "export", "go vet", "go list", "go version", "go doc", "gofmt -l", "gofmt -d", "git --no-pager diff", "git --no-pager log"}
+}
+
+// quiet reports a command of quietCommands without an option that makes
+// it write (go env -w, gofmt -w, go vet -vettool, printf -v is a variable).
+func quiet(words string) bool {
+	f := strings.Fields(words)
+	if len(f) == 0 {
+		return true
+	}
+	for _, q := range quietCommands() {
+		if words != q && !strings.HasPrefix(words, q+" ") {
+			continue
+		}
+		return !slices.ContainsFunc(f[1:], func(w string) bool {
+			opt, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			return strings.HasPrefix(w, "-") && (opt == "w" || opt == "vettool" || opt == "toolexec" || opt == "exec" || opt == "overlay" || opt == "o")
+		})
+	}
+	return false
+}
+
+// bashChange says whether a Bash call may have changed a file, and
+// whether it may have done so after the test it runs (a write written
+// after its last test command, or one run in the background).
+func (in Input) bashChange(c Call) (change, afterTest bool) {
+	if c.Command == "" || (c.IsError && in.wasRefused(c)) {
+		return false, false
+	}
+	if in.ReadOnly != nil && in.ReadOnly(c.Command) {
+		return false, false
+	}
+	if in.Commands == nil {
+		return !isTest(in, c.Command), false
+	}
+	segs, ok := in.Commands(c.Command)
+	if !ok {
+		return true, true
+	}
+	lastTest := -1
+	for i, s := range segs {
+		if !s.Writes && !s.Background && testPrefix(in, s.Words) {
+			lastTest = i
+		}
+	}
+	for i, s := range segs {
+		if !in.writes(s) {
+			continue
+		}
+		change = true
+		if lastTest >= 0 && (i > lastTest || s.Background) {
+			afterTest = true
+		}
+	}
+	return change, afterTest
+}
+
+// writes reports a segment that may write a file.
+func (in Input) writes(s Segment) bool {
+	switch {
+	case s.Writes:
+		return true
+	case testPrefix(in, s.Words) || quiet(s.Words):
+		return false
+	case in.ReadOnly != nil && s.Source != "":
+		return !in.ReadOnly(s.Source)
+	}
+	return true
+}
+
+// lastChange is the index of the child's last change to a file (-1
+// none), and whether that call changed it after the test it ran itself.
+func (in Input) lastChange() (int, bool) {
+	last, after := -1, false
+	for i, c := range in.Calls {
+		switch c.Tool {
+		case "Write", "Edit", "MultiEdit", "NotebookEdit":
+			if !c.IsError {
+				last, after = i, false
+			}
+		case "Bash":
+			if ch, a := in.bashChange(c); ch {
+				last, after = i, a
+			}
+		}
+	}
+	return last, after
+}
