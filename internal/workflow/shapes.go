@@ -248,7 +248,25 @@ func eachItems(ph *Phase, scope map[string]any) ([]any, bool, error) {
 	case nil:
 		return nil, false, fmt.Errorf("each: %s is null (the call that should give it yielded no result)", ph.Each)
 	}
+	if !mine {
+		// The reason reaches a model outside any untrusted block (the
+		// Workflow tool's phase lines): an agent's words stay out of it.
+		return nil, false, fmt.Errorf("each: %s is not a list but %s (an agent's output: brood workflow show has it)", ph.Each, jsonKind(v))
+	}
 	return nil, false, fmt.Errorf("each: %s is not a list but %s", ph.Each, formatValue(v))
+}
+
+// jsonKind names the kind of a decoded JSON value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	}
+	return "a number"
 }
 
 // untilQuiet repeats rounds of a call until quiet_rounds rounds in a row

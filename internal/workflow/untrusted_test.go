@@ -171,3 +171,23 @@ func TestUntrustedBlockInsideASentence(t *testing.T) {
 		t.Fatalf("Render =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestEachOverAnAgentsNonListKeepsItOutOfTheReason: an each whose agent
+// gave no list fails with a reason that names the kind of value, never
+// the agent's words (a phase's reason is shown to the parent model outside
+// the untrusted block).
+func TestEachOverAnAgentsNonListKeepsItOutOfTheReason(t *testing.T) {
+	p := mustPlan(t, `name: n
+phases:
+  - id: scan
+    parallel: [{id: said, agent: a, prompt: say}]
+  - id: e
+    each: said
+    stages: [{agent: a, prompt: "do {{item}}"}]
+`)
+	res := Execute(context.Background(), p, Options{Runner: &hostileRunner{}, Concurrency: 1, NewTaskID: ids()})
+	ph := res.Phases[1]
+	if ph.Status != PhaseFailed || strings.Contains(ph.Reason, "EVIL") || !strings.Contains(ph.Reason, "not a list but a string") {
+		t.Fatalf("phase e: %s %q; want failed, naming a string and not its words", ph.Status, ph.Reason)
+	}
+}
