@@ -246,7 +246,7 @@ func (t *Template) Render(scope map[string]any) (string, error) {
 			b.WriteString("\n")
 		}
 		b.WriteString(untrustedBlock(*p.sel, v))
-		if i+1 < len(t.parts) && !strings.HasPrefix(t.parts[i+1].text, "\n") {
+		if next := t.parts[min(i+1, len(t.parts)-1)].text; i+1 < len(t.parts) && next != "" && !strings.HasPrefix(next, "\n") {
 			b.WriteString("\n")
 		}
 	}
