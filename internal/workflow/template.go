@@ -246,8 +246,10 @@ func (t *Template) Render(scope map[string]any) (string, error) {
 			b.WriteString("\n")
 		}
 		b.WriteString(untrustedBlock(*p.sel, v))
-		if next := t.parts[min(i+1, len(t.parts)-1)].text; i+1 < len(t.parts) && next != "" && !strings.HasPrefix(next, "\n") {
-			b.WriteString("\n")
+		if i+1 < len(t.parts) {
+			if next := t.parts[i+1].text; next != "" && !strings.HasPrefix(next, "\n") {
+				b.WriteString("\n")
+			}
 		}
 	}
 	return b.String(), nil
