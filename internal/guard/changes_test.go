@@ -70,6 +70,28 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"a write after the test in its line", []Call{edit, {Tool: "Bash", Command: "go test ./... && sed -i s/+/-/ a.go", Result: ok}}, "no test command ran after its last change"},
 		{"a write in the background before the test", []Call{edit, {Tool: "Bash", Command: "(sleep 5; sed -i s/+/-/ a.go) & go test ./...", Result: ok}}, "no test command ran after its last change"},
 		{"a line that does not parse", []Call{edit, test, bash("sed -i s/a/b/ a.go (")}, "no test command ran after its last change"},
+		// (evfix) git that records history leaves the files the tests ran
+		{"then git add and commit", []Call{edit, test, bash("git add -A && git commit -m 'fix Add'")}, ""},
+		{"then git commit -am", []Call{edit, test, bash("git commit -am fix")}, ""},
+		{"then git -C . tag and branch", []Call{edit, test, bash("git -C . tag v1 && git branch fix && git notes add -m x")}, ""},
+		{"then go build", []Call{edit, test, bash("go build ./... && go build -o bin/x ./cmd/x")}, ""},
+		{"then go build -o a binary beside", []Call{edit, test, bash("go build -o x .")}, ""},
+		{"then git commit after a hook was written", []Call{edit, bash("printf 'sed -i s/+/-/ a.go' > .git/hooks/pre-commit"), test, bash("git commit -am fix")}, "run the tests again after it"},
+		{"then git -c core.hooksPath commit", []Call{edit, test, bash("git -c core.hooksPath=h commit -am fix")}, "run the tests again after it"},
+		{"then git diff --output", []Call{edit, test, bash("git diff --output=a.go")}, "run the tests again after it"},
+		{"then go build -o a source file", []Call{edit, test, bash("go build -o a.go .")}, "run the tests again after it"},
+		{"then go build -toolexec", []Call{edit, test, bash("go build -toolexec=./w ./...")}, "run the tests again after it"},
+		{"then go generate", []Call{edit, test, bash("go generate ./...")}, "run the tests again after it"},
+		{"then git stash", []Call{edit, test, bash("git stash")}, "run the tests again after it"},
+		{"then git checkout --", []Call{edit, test, bash("git checkout -- a.go")}, "run the tests again after it"},
+		{"then git restore", []Call{edit, test, bash("git restore a.go")}, "run the tests again after it"},
+		{"then git apply", []Call{edit, test, bash("git apply x.diff")}, "run the tests again after it"},
+		{"then git reset --hard", []Call{edit, test, bash("git reset --hard")}, "run the tests again after it"},
+		{"then git pull", []Call{edit, test, bash("git pull")}, "run the tests again after it"},
+		{"then git merge", []Call{edit, test, bash("git merge fix")}, "run the tests again after it"},
+		{"then git rebase", []Call{edit, test, bash("git rebase main")}, "run the tests again after it"},
+		{"then git cherry-pick", []Call{edit, test, bash("git cherry-pick abc")}, "run the tests again after it"},
+		{"then git switch", []Call{edit, test, bash("git switch -c x")}, "run the tests again after it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
 	}

@@ -122,6 +122,16 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"-count=0 next to another go test", "go test -count=0 ./... && go test ./ok/", ranNone + "ok  \texample.com/x/ok\t0.1s\n", "-count=0"},
 		{"-run next to another go test", "go test -run XXX ./... && go test ./ok/", ranNone + "ok  \texample.com/x/ok\t0.1s\n", "more than once"},
 		{"-count=1", "go test -count=1 ./...", ran, ""},
+		// (evfix) make's verbosity variables only ask for more output
+		{"make test V=1", "make test V=1", ran, ""},
+		{"make VERBOSE=1 test", "make VERBOSE=1 test", ran, ""},
+		{"make V=true", "make test V=true", ran, "the make variable V"},
+		{"V=1 before make", "V=1 make test", ran, ""},
+		{"VERBOSE=1 exported for make", "export VERBOSE=1 && make test", ran, ""},
+		{"V=$(...) before make", "V=$(echo true) make test", ran, "it hands make the variable V"},
+		{"make GO=true", "make test GO=true", ran, "run make without it"},
+		{"make TESTFLAGS", "make test TESTFLAGS=-run=NONE", ran, "the make variable TESTFLAGS"},
+		{"make MAKEFLAGS=", "make test MAKEFLAGS=-i", ran, "the make variable MAKEFLAGS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, tc.output, tc.why) })
 	}
@@ -164,6 +174,29 @@ func TestClippedOutputCannotTellNoTestRan(t *testing.T) {
 		{"cut, -run", "ok  \texample.com/x\t0.01s [no tests to run]\n… (5120 bytes left out) …\n" + noFiles, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantBacked(t, "go test ./...", tc.output, tc.why) })
+	}
+}
+
+// TestClippedOutputKeepsTheOptionChecks (redteam20 P2-2, evfix): -x pads
+// the output until it is clipped; the clipping must not exempt a line
+// whose options alone run no test (-count=0), nor a -run whose kept
+// output shows no test that ran (-run NONE). A -run whose kept output
+// shows its package passing stays evidence.
+func TestClippedOutputKeepsTheOptionChecks(t *testing.T) {
+	work := strings.Repeat("WORK=/tmp/go-build1\nmkdir -p $WORK/b001/\n", 80)
+	cut := work + "\n… (9000 bytes left out) …\n" + work
+	for _, tc := range []struct {
+		name, command, output, why string
+	}{
+		{"-x -run NONE", "go test -x -run NONE ./...", cut + "ok  \texample.com/p2\t0.005s [no tests to run]\n", "its output, clipped on its way here, shows none that ran"},
+		{"-x -run NONE, cut by the tool", "go test -x -run NONE ./...", work + "\n\n... [9000 bytes cut from the middle; full output in /tmp/x] ...\n\n" + work, "shows none that ran"},
+		{"-x -count=0", "go test -x -count=0 ./...", cut + "ok  \texample.com/p2\t0.005s [no tests to run]\n", "-count=0"},
+		{"-x -skip", "go test -x -skip TestAdd ./...", cut + "ok  \texample.com/p2\t0.005s\n", "-skip"},
+		{"-x -run a test that ran", "go test -x -run TestAdd ./...", cut + "ok  \texample.com/p2\t0.005s\n", ""},
+		{"-x -v -run, a PASS kept", "go test -x -v -run TestAdd ./...", cut + "--- PASS: TestAdd (0.00s)\nPASS\n", ""},
+		{"-x, no selection", "go test -x ./...", cut + "ok  \texample.com/p2\t0.005s\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantBacked(t, tc.command, tc.output, tc.why) })
 	}
 }
 
