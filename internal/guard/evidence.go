@@ -329,6 +329,11 @@ func isTest(in Input, command string) bool {
 	if in.Programs != nil {
 		progs = append(progs, in.Programs(command)...)
 	}
+	if in.StatusCommands != nil {
+		// whole simple commands: python3 -m pytest after a cd or an
+		// assignment (Programs keeps only python3)
+		progs = append(progs, in.StatusCommands(command)...)
+	}
 	for _, p := range progs {
 		if testPrefix(in, p) {
 			return true

@@ -114,6 +114,17 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"a trap by $(echo)", "$(echo trap) 'exit 0' EXIT; go test ./...", ran, "whose name the line computes"},
 		{"a trap by backquotes", "`echo trap` 'exit 0' EXIT; go test ./...", ran, "whose name the line computes"},
 		{"a program from a variable", "${x} 'exit 0' EXIT; go test ./...", ran, "whose name the line computes"},
+		// (evfix) a program the line named before it ran is known
+		{"$PYTHON set in the line", `PYTHON=python3; "$PYTHON" -m pytest -q`, "3 passed in 0.1s\n", ""},
+		{"$PY exported and &&", `export PY=python3 && $PY -m pytest`, "3 passed in 0.1s\n", ""},
+		{"${GO} set first in the && chain", `GO=go && ${GO} test ./...`, ran, ""},
+		{"python3 -m pytest after cd", `cd sub && python3 -m pytest -q`, "3 passed in 0.1s\n", ""},
+		{"$X set to trap", `X=trap; "$X" 'exit 0' EXIT; go test ./...`, ran, "it sets a trap"},
+		{"$X set after its use", `"$X" 'exit 0' EXIT; X=go; go test ./...`, ran, "whose name the line computes"},
+		{"$X set in a subshell", `(X=trap); "$X" 'exit 0' EXIT; go test ./...`, ran, "whose name the line computes"},
+		{"$X set after a && that may fail", `true && X=ls; "$X" 'exit 0' EXIT; go test ./...`, ran, "whose name the line computes"},
+		{"$X read again", `X=ls; read X; "$X" 'exit 0' EXIT; go test ./...`, ran, "whose name the line computes"},
+		{"$X set twice", `X=ls; X=trap; "$X" 'exit 0' EXIT; go test ./...`, ran, "whose name the line computes"},
 		{"a venv the parent did not pin", ". .venv/bin/activate && go test ./...", ran, "it runs ."},
 		{"-count=0", "go test -count=0 ./...", ranNone, "-count=0"},
 		{"-count 0", "go test -count 0 ./...", ranNone, "-count=0"},
@@ -146,8 +157,8 @@ func pinnedVenv(p string) bool { return p == "venv/bin/activate" }
 func wantBacked(t *testing.T, command, output, why string) {
 	t.Helper()
 	in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Programs: intentPrograms,
-		Undermined: func(c string) string { return trust.UnderminedBy(c, pinnedVenv) },
-		Calls:      []Call{{Tool: "Bash", Command: command, Result: output}}}
+		Undermined: func(c string) string { return trust.UnderminedBy(c, pinnedVenv) }, Known: trust.KnownPrograms,
+		Calls: []Call{{Tool: "Bash", Command: command, Result: output}}}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {
