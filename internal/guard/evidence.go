@@ -143,7 +143,7 @@ func testEvidence(in Input) string {
 	case last != nil:
 		return fmt.Sprintf("its last test command %q failed (%s)", textline.Line(last.Command, 160), lastLine(last.Result, 160))
 	case ranBefore && in.Calls[lastChange].Tool == "Bash":
-		return fmt.Sprintf("no test command ran after its last change (%s, which may have written a file): run the tests again after it", describe(in.Calls[lastChange]))
+		return fmt.Sprintf("no test command ran after its last change (%s), which may have written a file: run the tests again after it", describe(in.Calls[lastChange]))
 	case ranBefore:
 		return fmt.Sprintf("no test command ran after its last change (%s)", describe(in.Calls[lastChange]))
 	}
