@@ -21,8 +21,8 @@ import (
 // unknown), and a line that does not parse is returned as it is.
 func KnownPrograms(command string) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
-		return command
+	if err != nil || mentions(command, "IFS") > 0 {
+		return command // IFS splits an unquoted $P other than as it reads
 	}
 	type known struct {
 		value string

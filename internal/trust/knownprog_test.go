@@ -24,6 +24,7 @@ func TestKnownPrograms(t *testing.T) {
 		{`P='a b'; $P -m pytest`, `P='a b'; $P -m pytest`},
 		{`P=python3; "${P}x" -m pytest`, `P=python3; "${P}x" -m pytest`},
 		{`P=python3 "$P" -m pytest`, `P=python3 "$P" -m pytest`},
+		{`IFS=h; P=python3; $P -m pytest`, `IFS=h; P=python3; $P -m pytest`},
 	} {
 		if got := KnownPrograms(tc.line); got != tc.want {
 			t.Errorf("KnownPrograms(%q) = %q; want %q", tc.line, got, tc.want)
