@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -92,8 +93,10 @@ func (in Input) writes(s Segment) bool {
 	switch {
 	case s.Writes:
 		return true
-	case testPrefix(in, s.Words) || quiet(s.Words):
+	case testPrefix(in, s.Words) || quiet(s.Words) || goBuild(s.Words):
 		return false
+	case gitKeepsFiles(s.Words) != "":
+		return gitKeepsFiles(s.Words) == "commit" && gitHooks(in)
 	case in.ReadOnly != nil && s.Source != "":
 		return !in.ReadOnly(s.Source)
 	}
@@ -117,4 +120,89 @@ func (in Input) lastChange() (int, bool) {
 		}
 	}
 	return last, after
+}
+
+// gitKeepsFiles is the subcommand of a git command whose subcommand records or reads
+// history and leaves the work tree's files as they are (git add, git
+// commit, git tag, git branch, ...): the tests' verdict on those files
+// still holds. Its only global options are --no-pager, -P and -C DIR (-c
+// and the like can name programs git runs). git stash, checkout,
+// restore, switch, apply, reset, pull, merge, rebase, cherry-pick, revert
+// and every other subcommand write files: a change. git branch never
+// checks a branch out; git commit runs the repository's hooks (gitHooks).
+func gitKeepsFiles(words string) string {
+	f := strings.Fields(words)
+	if len(f) < 2 || f[0] != "git" {
+		return ""
+	}
+	i := 1
+	for i < len(f) {
+		switch f[i] {
+		case "--no-pager", "-P":
+			i++
+			continue
+		case "-C":
+			i += 2
+			continue
+		}
+		break
+	}
+	if i >= len(f) {
+		return ""
+	}
+	switch f[i] {
+	case "add", "commit", "tag", "branch", "notes", "log", "status", "diff", "show", "rev-parse", "ls-files", "ls-tree",
+		"describe", "shortlog", "rev-list", "cat-file", "show-ref", "for-each-ref", "merge-base", "name-rev", "blame":
+		// an option that writes a file (git diff --output=F) or runs a
+		// program (--ext-diff, --textconv): tool's checks judge those.
+		if slices.ContainsFunc(f[i+1:], func(w string) bool {
+			opt, _, _ := strings.Cut(w, "=")
+			return slices.Contains([]string{"--output", "--ext-diff", "--textconv", "--output-directory", "-o"}, opt)
+		}) {
+			return ""
+		}
+		return f[i]
+	}
+	return ""
+}
+
+// gitHooks reports that a git commit may still write: it runs hooks
+// (pre-commit, post-commit, ...), which a call of the child could have
+// written or pointed git at (.git/hooks/..., core.hooksPath): any call
+// naming hooks makes a git commit a change.
+func gitHooks(in Input) bool {
+	return slices.ContainsFunc(in.Calls, func(c Call) bool {
+		return strings.Contains(strings.ToLower(c.Command+" "+c.Path), "hooks")
+	})
+}
+
+// goBuild reports a go build whose output is a binary, not code a test
+// ran (go build ./..., go build -o bin/x): not a change. An -o naming a
+// source file (.go, .s, .c, .h, go.mod, go.sum), -toolexec or -overlay
+// keep it one; go generate and go mod are changes.
+func goBuild(words string) bool {
+	f := strings.Fields(words)
+	if len(f) < 2 || f[0] != "go" || f[1] != "build" {
+		return false
+	}
+	for j, w := range f[2:] {
+		opt, value, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		if opt == "toolexec" || opt == "overlay" || opt == "exec" {
+			return false
+		}
+		if opt != "o" {
+			continue
+		}
+		if !has && j+3 < len(f) {
+			value = f[j+3]
+		}
+		base := filepath.Base(strings.Trim(value, `'"`))
+		if base == "go.mod" || base == "go.sum" || slices.Contains([]string{".go", ".s", ".c", ".h"}, filepath.Ext(base)) {
+			return false
+		}
+	}
+	return true
 }

@@ -22,7 +22,7 @@ func segments(cmd string) ([]Segment, bool) {
 func wantCalls(t *testing.T, calls []Call, why string) {
 	t.Helper()
 	in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Calls: calls}
+		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {
@@ -70,6 +70,31 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"a write after the test in its line", []Call{edit, {Tool: "Bash", Command: "go test ./... && sed -i s/+/-/ a.go", Result: ok}}, "no test command ran after its last change"},
 		{"a write in the background before the test", []Call{edit, {Tool: "Bash", Command: "(sleep 5; sed -i s/+/-/ a.go) & go test ./...", Result: ok}}, "no test command ran after its last change"},
 		{"a line that does not parse", []Call{edit, test, bash("sed -i s/a/b/ a.go (")}, "no test command ran after its last change"},
+		// (evfix) a program from the environment is unknown: no test ran
+		{"then $PYTHON -m pytest from the environment", []Call{edit, {Tool: "Bash", Command: `"$PYTHON" -m pytest -q`, Result: "3 passed\n"}}, "the child ran no test command"},
+		{"then $PYTHON -m pytest the line set", []Call{edit, {Tool: "Bash", Command: `PYTHON=python3; "$PYTHON" -m pytest -q`, Result: "3 passed\n"}}, ""},
+		// (evfix) git that records history leaves the files the tests ran
+		{"then git add and commit", []Call{edit, test, bash("git add -A && git commit -m 'fix Add'")}, ""},
+		{"then git commit -am", []Call{edit, test, bash("git commit -am fix")}, ""},
+		{"then git -C . tag and branch", []Call{edit, test, bash("git -C . tag v1 && git branch fix && git notes add -m x")}, ""},
+		{"then go build", []Call{edit, test, bash("go build ./... && go build -o bin/x ./cmd/x")}, ""},
+		{"then go build -o a binary beside", []Call{edit, test, bash("go build -o x .")}, ""},
+		{"then git commit after a hook was written", []Call{edit, bash("printf 'sed -i s/+/-/ a.go' > .git/hooks/pre-commit"), test, bash("git commit -am fix")}, "run the tests again after it"},
+		{"then git -c core.hooksPath commit", []Call{edit, test, bash("git -c core.hooksPath=h commit -am fix")}, "run the tests again after it"},
+		{"then git diff --output", []Call{edit, test, bash("git diff --output=a.go")}, "run the tests again after it"},
+		{"then go build -o a source file", []Call{edit, test, bash("go build -o a.go .")}, "run the tests again after it"},
+		{"then go build -toolexec", []Call{edit, test, bash("go build -toolexec=./w ./...")}, "run the tests again after it"},
+		{"then go generate", []Call{edit, test, bash("go generate ./...")}, "run the tests again after it"},
+		{"then git stash", []Call{edit, test, bash("git stash")}, "run the tests again after it"},
+		{"then git checkout --", []Call{edit, test, bash("git checkout -- a.go")}, "run the tests again after it"},
+		{"then git restore", []Call{edit, test, bash("git restore a.go")}, "run the tests again after it"},
+		{"then git apply", []Call{edit, test, bash("git apply x.diff")}, "run the tests again after it"},
+		{"then git reset --hard", []Call{edit, test, bash("git reset --hard")}, "run the tests again after it"},
+		{"then git pull", []Call{edit, test, bash("git pull")}, "run the tests again after it"},
+		{"then git merge", []Call{edit, test, bash("git merge fix")}, "run the tests again after it"},
+		{"then git rebase", []Call{edit, test, bash("git rebase main")}, "run the tests again after it"},
+		{"then git cherry-pick", []Call{edit, test, bash("git cherry-pick abc")}, "run the tests again after it"},
+		{"then git switch", []Call{edit, test, bash("git switch -c x")}, "run the tests again after it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
 	}
@@ -83,6 +108,7 @@ func TestSubsetPassAfterAFailure(t *testing.T) {
 	const all = "ok  \texample.com/p2\t0.003s\nok  \texample.com/p2/ok\t0.002s\n"
 	const okOnly = "ok  \texample.com/p2/ok\t0.002s\n"
 	failed := Call{Tool: "Bash", Command: "go test ./...", Result: fail + "Exit code 1", IsError: true}
+	twoFailed := Call{Tool: "Bash", Command: "go test ./...", Result: "--- FAIL: TestSub (0.00s)\n" + fail + "Exit code 1", IsError: true}
 	edit := Call{Tool: "Edit", Path: "a.go"}
 	last := func(cmd, out string) Call { return Call{Tool: "Bash", Command: cmd, Result: out} }
 	for _, tc := range []struct {
@@ -92,6 +118,9 @@ func TestSubsetPassAfterAFailure(t *testing.T) {
 	}{
 		{"all again", []Call{failed, edit, last("go test ./...", all)}, ""},
 		{"the failing test by -run", []Call{failed, edit, last("go test -run TestAdd -v ./...", "=== RUN   TestAdd\n--- PASS: TestAdd (0.00s)\n"+all)}, ""},
+		{"-run of every failed test", []Call{twoFailed, edit, last("go test -run 'TestAdd|TestSub' ./...", all)}, ""},
+		{"-run ^(A|B)$ -v", []Call{twoFailed, edit, last("go test -run '^(TestAdd|TestSub)$' -v ./...", "--- PASS: TestAdd (0.00s)\n--- PASS: TestSub (0.00s)\n"+all)}, ""},
+		{"-run of one of two failed tests", []Call{twoFailed, edit, last("go test -run TestAdd -v ./...", "--- PASS: TestAdd (0.00s)\n"+all)}, "it leaves out TestSub"},
 		{"-json", []Call{failed, edit, last("go test -json ./...", `{"Action":"pass","Package":"example.com/p2"}`+"\n"+`{"Action":"pass","Package":"example.com/p2/ok"}`+"\n")}, ""},
 		{"-run when nothing failed", []Call{edit, last("go test -run TestOK -v ./...", "--- PASS: TestOK (0.00s)\n"+okOnly)}, ""},
 		{"-skip the failing test", []Call{failed, edit, last("go test -skip TestAdd ./...", all)}, "it skips tests (-skip TestAdd)"},

@@ -142,6 +142,8 @@ func testEvidence(in Input) string {
 		return fmt.Sprintf("its test command %q was refused (%s): it never ran", textline.Line(last.Command, 160), textline.Line(last.Result, 160))
 	case last != nil:
 		return fmt.Sprintf("its last test command %q failed (%s)", textline.Line(last.Command, 160), lastLine(last.Result, 160))
+	case ranBefore && in.Calls[lastChange].Tool == "Bash":
+		return fmt.Sprintf("no test command ran after its last change (%s), which may have written a file: run the tests again after it", describe(in.Calls[lastChange]))
 	case ranBefore:
 		return fmt.Sprintf("no test command ran after its last change (%s)", describe(in.Calls[lastChange]))
 	}
@@ -326,6 +328,11 @@ func isTest(in Input, command string) bool {
 	progs := []string{strings.Join(strings.Fields(command), " ")}
 	if in.Programs != nil {
 		progs = append(progs, in.Programs(command)...)
+	}
+	if in.StatusCommands != nil {
+		// whole simple commands: python3 -m pytest after a cd or an
+		// assignment (Programs keeps only python3)
+		progs = append(progs, in.StatusCommands(command)...)
 	}
 	for _, p := range progs {
 		if testPrefix(in, p) {

@@ -71,6 +71,9 @@ func fakedPass(in Input, c Call) string {
 				return why
 			}
 		}
+		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
+			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
+		}
 		if strings.HasPrefix(sc, "go test") && !clipped(c.Result) {
 			if why := goTestRanNone(c.Result); why != "" {
 				return why
@@ -226,6 +229,15 @@ func ranATest(out string) bool {
 	return false
 }
 
+// verbosity reports a make variable assignment that only asks for more
+// output: V or VERBOSE set to a number (make test V=1). Any other
+// variable, or another value, can name a program or an option
+// (GO=true, TESTFLAGS=-run=NONE, COUNT=0 for a -count=$(COUNT)), which
+// the command line's value puts in place of the Makefile's.
+func verbosity(name, value string) bool {
+	return (name == "V" || name == "VERBOSE") && value != "" && isDigits(value)
+}
+
 // makeNoRun is why a make command's words make its status say nothing of
 // its recipes ("" none): a cluster of one-letter options holding i, n, q
 // or t (-in, -ki), or a variable assigned on its command line (SHELL=true,
@@ -236,8 +248,8 @@ func makeNoRun(words []string) string {
 		if w == "--" {
 			break
 		}
-		if k, _, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") {
-			return "it sets the make variable " + k + " on its command line, which overrides the Makefile's and can change what its recipes run"
+		if k, v, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") && !verbosity(k, v) {
+			return "it sets the make variable " + k + " on its command line, which overrides the Makefile's and can change what its recipes run (only V or VERBOSE set to a number is taken): run make without it"
 		}
 		if !strings.HasPrefix(w, "-") || strings.HasPrefix(w, "--") {
 			continue

@@ -103,6 +103,7 @@ func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch
 		},
 		ReadOnly:     tool.ReadOnlyCommand,
 		Commands:     lineSegments,
+		Known:        trust.KnownPrograms,
 		Dirs:         func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
 		RefusalFlags: true,
 		Advice:       parentAdvice(env),

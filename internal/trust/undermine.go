@@ -307,6 +307,16 @@ func computed(w *syntax.Word) bool {
 // makefiles.
 var makeFlagVars = []string{"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES"}
 
+// verbosityVariable reports V or VERBOSE set to a number (V=1 make
+// test): it only asks for more output (guard's make command-line check
+// takes the same).
+func verbosityVariable(name, value string) bool {
+	if name != "V" && name != "VERBOSE" || value == "" {
+		return false
+	}
+	return strings.Trim(value, "0123456789") == ""
+}
+
 // makeVariables says why a line that runs make hands it variables its
 // words do not show ("" none): an assignment before make or given to env,
 // an export of one (but PATH appended to), or MAKEFLAGS and its like set
@@ -315,7 +325,7 @@ var makeFlagVars = []string{"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES"}
 func makeVariables(f *syntax.File) string {
 	runsMake, why := false, ""
 	note := func(name, value string) {
-		if why == "" && !(name == "PATH" && appendsPath(value)) {
+		if why == "" && !(name == "PATH" && appendsPath(value)) && !verbosityVariable(name, value) {
 			why = fmt.Sprintf("it hands make the variable %s, which the Makefile's recipes may run (GO ?= go takes it)", name)
 		}
 	}
