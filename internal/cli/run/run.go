@@ -81,7 +81,7 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	cmdutil.StringArrayVar(f, &o.Allow, "allowed-tools", nil, "as --allowedTools")
 	cmdutil.StringArrayVar(f, &o.Deny, "disallowed-tools", nil, "as --disallowedTools")
 	o.Compat.Bind(cmd)
-	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
+	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"), "permission-mode", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
 	o.Depth.Bind(cmd)
 	if fac := o.Factory; fac != nil {
