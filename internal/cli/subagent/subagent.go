@@ -89,7 +89,7 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	// lines are for a terminal.
 	var onEvent func(spawn.Event)
 	if !opts.JSON {
-		onEvent = render.New(f.Out, f.Err, "text").DispatchEvent
+		onEvent = render.New(f.Out, render.RedactWriter(f.Err, f.Redactor.Redact), "text").DispatchEvent
 	}
 	rt, err := root.New(ctx, f, root.Options{
 		Model: opts.Model, NeedModel: true, Perms: cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny},
