@@ -1,6 +1,9 @@
 package settings_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,6 +40,46 @@ func TestBadProjectValueIsAnErrorTrustedOrNot(t *testing.T) {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("error %q does not say %q", err, want)
 					}
+				}
+			})
+		}
+	}
+}
+
+// TestEveryClaudeModeRuns: a project's .claude/settings.json defaultMode
+// that Claude Code accepts never stops a run, trusted or not: dontAsk (a
+// tightening brood implements) applies untrusted; manual is default; auto
+// (a classifier brood has not) is a warning and the layers below' mode.
+// A bad mode in brood's own file is still an error
+// (TestBadProjectValueIsAnErrorTrustedOrNot).
+func TestEveryClaudeModeRuns(t *testing.T) {
+	for _, tc := range []struct{ mode, want, warn string }{
+		{"dontAsk", "dontAsk", ""},
+		{"plan", "plan", ""},
+		{"default", "default", ""},
+		{"manual", "default", ""},
+		{"auto", "default", "does not implement"},
+	} {
+		for _, trusted := range []bool{false, true} {
+			t.Run(tc.mode+map[bool]string{false: " untrusted", true: " trusted"}[trusted], func(t *testing.T) {
+				src, f := newFixture(t, "", "", nil)
+				dir := filepath.Join(f.project, ".claude")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"permissions": {"defaultMode": "`+tc.mode+`"}}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				src.Trust.Force = trusted
+				s, w, err := settings.Load(src)
+				if err != nil {
+					t.Fatalf("defaultMode %s stops the run: %v", tc.mode, err)
+				}
+				if s.Permissions.Mode != tc.want {
+					t.Errorf("mode %q, want %q", s.Permissions.Mode, tc.want)
+				}
+				if tc.warn != "" && !strings.Contains(fmt.Sprint(w), tc.warn) {
+					t.Errorf("warnings %v do not say %q", w, tc.warn)
 				}
 			})
 		}

@@ -343,6 +343,14 @@ func (r *Resolved) loadClaude(f File) error {
 	if len(cp.Allow) > 0 {
 		r.Origins["permissions.allow"] = Origin{Source: f.Source, File: f.Path, Line: line("allow")}
 	}
+	switch cp.DefaultMode {
+	case "manual": // Claude Code's other name for default
+		cp.DefaultMode = "default"
+	case "auto": // Claude Code's classifier mode: brood has no classifier
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("defaultMode"), Key: "permissions.mode",
+			Msg: `permissions.defaultMode: "auto" is a Claude Code mode brood does not implement; the mode of the layers below applies (write default, acceptEdits, plan or dontAsk)`})
+		cp.DefaultMode = ""
+	}
 	if cp.DefaultMode != "" {
 		p.Mode, r.Settings.modeClaude = cp.DefaultMode, true
 		r.Origins["permissions.mode"] = Origin{Source: f.Source, File: f.Path, Line: line("defaultMode")}

@@ -28,12 +28,27 @@ func (r *Redactor) passedSecrets() []passedSecret {
 		return nil
 	}
 	r.ready()
-	out := make([]passedSecret, 0, len(r.secrets))
+	out := make([]passedSecret, 0, min(len(r.secrets), maxPassedCount))
+	total := 0
 	for _, sv := range r.secrets {
+		if len(sv.value) > maxPassedValue || total+len(sv.value) > maxPassedTotal || len(out) == maxPassedCount {
+			continue // still redacted here; the child knows it only if it reads it
+		}
+		total += len(sv.value)
 		out = append(out, passedSecret{sv.label, sv.value})
 	}
 	return out
 }
+
+// Bounds of what a parent passes (review P3-7: a huge environment cost
+// each spawn ~0.7 s): a value over maxPassedValue (a certificate, a
+// blob) is not passed, nor any beyond maxPassedCount values or
+// maxPassedTotal bytes; the parent still redacts them all.
+const (
+	maxPassedValue = 4 << 10
+	maxPassedTotal = 256 << 10
+	maxPassedCount = 1024
+)
 
 // PassSecrets hands cmd's child the secret values r knows: the values of
 // this process's secret-looking environment variables, which the child's
