@@ -141,7 +141,7 @@ func (g *configGuard) persist() {
 	}
 	if errors.Is(err, errGuardTooBig) && g.child == nil {
 		// Before the child starts: it is not started (unkept).
-		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink .git/hooks, .brood and .claude", g.id, dir, err)
+		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink what it keeps, largest first: %s", g.id, dir, err, guardBulk(rec.States))
 		return
 	}
 	if g.d.cfg.Stderr != nil && !g.warned {
