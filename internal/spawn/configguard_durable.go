@@ -58,6 +58,10 @@ type guardRecord struct {
 	// death, and is killed before anything is put back. In pidns mode the
 	// child is the namespace's init: the kernel ended the rest with it.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Boot is the kernel's boot id when the record was written: after a
+	// reboot no pid or start time in it names a process (start times
+	// count from boot), and nothing of its root's survived.
+	Boot string `json:"boot,omitempty"`
 	// States are what to put back; on disk they are in Enc, encrypted
 	// (configguard_enc.go: .git/config can hold credentials). A record an
 	// earlier brood wrote has them here in the clear.
@@ -81,6 +85,23 @@ func (p procID) alive() bool {
 	}
 	state, start := procStat(p.PID)
 	return start == p.Start && state != "Z" && state != "X"
+}
+
+// bootID is this boot's id (/proc/sys/kernel/random/boot_id), "" when
+// unknown.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// rebooted reports whether rec was written before this boot: nothing its
+// root or child ran still runs.
+func (rec *guardRecord) rebooted() bool {
+	now := bootID()
+	return rec.Boot != "" && now != "" && rec.Boot != now
 }
 
 func procStart(pid int) string { _, start := procStat(pid); return start }
@@ -125,7 +146,7 @@ func (g *configGuard) persist() {
 	if dir == "" || g.id == "" || g.err != nil {
 		return
 	}
-	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup}
+	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup, Boot: bootID()}
 	for _, c := range []*trust.ConfigState{g.before, g.git, g.nestedCfg} {
 		if r, ok := c.Record(); ok {
 			rec.States = append(rec.States, r)
@@ -141,7 +162,7 @@ func (g *configGuard) persist() {
 	}
 	if errors.Is(err, errGuardTooBig) && g.child == nil {
 		// Before the child starts: it is not started (unkept).
-		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink .git/hooks, .brood and .claude", g.id, dir, err)
+		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink what it keeps, largest first: %s", g.id, dir, err, guardBulk(rec.States))
 		return
 	}
 	if g.d.cfg.Stderr != nil && !g.warned {
@@ -313,7 +334,8 @@ func restoreCrashed(projectRoot, dir, name string) []string {
 	}
 	defer f.Close()
 	rec, err := decodeGuardRecord(f)
-	if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
+	rebooted := err == nil && rec.rebooted()
+	if err != nil || rec.Project != projectRoot || !rebooted && rec.Owner.alive() {
 		return nil // one brood did not seal is left as it is
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
@@ -321,6 +343,13 @@ func restoreCrashed(projectRoot, dir, name string) []string {
 	}
 	if !stillNamed(f, filepath.Join(dir, name)) {
 		return nil // put back and removed by the brood that held it
+	}
+	if rebooted {
+		// No pid or start time in it names a process of this boot's
+		// (review P3-3): put back, nothing killed.
+		lines := restoreGuard(rec, dir)
+		_ = os.Remove(filepath.Join(dir, name))
+		return lines
 	}
 	procs := taskProcs(rec)
 	if taskCgroupsLive(rec) || len(procs) > 0 {

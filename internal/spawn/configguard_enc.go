@@ -1,6 +1,8 @@
 package spawn
 
 import (
+	"bytes"
+	"compress/flate"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -8,6 +10,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -42,12 +46,27 @@ func guardAEAD(recordKey []byte) (cipher.AEAD, error) {
 // guardAAD binds the states to the record they are in.
 func guardAAD(rec *guardRecord) []byte { return []byte(rec.TaskID + "\x00" + rec.Project) }
 
-// sealStates moves rec's states into rec.Enc, encrypted.
+// maxGuardStates bounds the states a record's Enc inflates to (the
+// guards keep at most 16 MiB of files a state, in base64 in the JSON).
+const maxGuardStates = 256 << 20
+
+// sealStates moves rec's states into rec.Enc: their JSON, deflated (the
+// JSON holds the files in base64, and submodules' hooks are mostly the
+// same files: review P2-1), then encrypted.
 func sealStates(key []byte, rec *guardRecord) error {
-	plain, err := json.Marshal(rec.States)
+	js, err := json.Marshal(rec.States)
 	if err != nil {
 		return err
 	}
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	if _, err := zw.Write(js); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	plain := buf.Bytes()
 	aead, err := guardAEAD(key)
 	if err != nil {
 		return err
@@ -77,8 +96,15 @@ func openStates(key []byte, rec *guardRecord) error {
 	if err != nil {
 		return err
 	}
+	js, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(plain)), maxGuardStates+1))
+	if err != nil {
+		return fmt.Errorf("guard record: its states do not inflate: %w", err)
+	}
+	if len(js) > maxGuardStates {
+		return fmt.Errorf("guard record: its states inflate to over %d bytes", maxGuardStates)
+	}
 	var states []trust.StateRecord
-	if err := json.Unmarshal(plain, &states); err != nil {
+	if err := json.Unmarshal(js, &states); err != nil {
 		return err
 	}
 	rec.States, rec.Enc = states, nil

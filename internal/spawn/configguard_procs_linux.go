@@ -36,21 +36,27 @@ import (
 // root that resumed the task since holds its lock; its child is marked
 // the same).
 
-// taskProc is a process of a crashed task pinned by a pidfd: its pid can
-// no longer be reused under us.
+// taskProc is a process of a crashed task pinned by a pidfd: a signal
+// sent through it reaches that process or none (its pid number, once it
+// is reaped, can be another's: nothing is sent by the number alone).
 type taskProc struct {
 	pid, pidfd int
 	init       bool // the init of a PID namespace of its own
 }
 
 // taskProcs pins the processes of rec's child still running outside its
-// cgroup (see above).
+// cgroup (see above): under none containment (no cgroup, no namespace)
+// the members of the child's process group too, its leader alive or not.
 func taskProcs(rec *guardRecord) []taskProc {
 	if rec.Child != nil {
+		var out []taskProc
 		if p, ok := pinProc(rec.Child.PID, func(pid int) bool { return rec.Child.alive() }); ok {
-			return []taskProc{p}
+			out = append(out, p)
 		}
-		return nil
+		if rec.Cgroup == "" && (len(out) == 0 || !out[0].init) {
+			out = append(out, groupProcs(rec)...)
+		}
+		return out
 	}
 	// A task resumed since by a live root (it holds the task's lock) has
 	// children of that root's marked the same: never these.
@@ -93,11 +99,67 @@ func pinProc(pid int, is func(int) bool) (taskProc, bool) {
 	if err != nil {
 		return taskProc{}, false
 	}
+	init := pidNSInit(pid) // read before the check that pid is still it
 	if !is(pid) {
 		unix.Close(fd)
 		return taskProc{}, false
 	}
-	return taskProc{pid: pid, pidfd: fd, init: pidNSInit(pid)}, true
+	return taskProc{pid: pid, pidfd: fd, init: init}, true
+}
+
+// groupProcs pins the members of the process group of rec's named child
+// (pool: Setsid, so the group's number is the child's pid): processes of
+// that group and session running as this user, started no earlier than
+// the child. A live process with the child's pid and another start time
+// means the number was reused, which the kernel does only once the
+// child's group is empty: then there is none.
+func groupProcs(rec *guardRecord) []taskProc {
+	n := rec.Child.PID
+	if st := procStart(n); st != "" && st != rec.Child.Start {
+		return nil
+	}
+	since, err := strconv.ParseUint(rec.Child.Start, 10, 64)
+	if err != nil {
+		return nil
+	}
+	is := func(pid int) bool {
+		pgid, sid, start := procGroup(pid)
+		return pgid == n && sid == n && start >= since && procUID(pid) == os.Getuid()
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []taskProc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == n || pid == os.Getpid() || !is(pid) {
+			continue
+		}
+		if p, ok := pinProc(pid, is); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// procGroup is pid's process group, session and start time (fields 5, 6
+// and 22 of /proc/PID/stat); zeros when there is no such live process.
+func procGroup(pid int) (pgid, sid int, start uint64) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, 0, 0
+	}
+	pgid, _ = strconv.Atoi(f[2])
+	sid, _ = strconv.Atoi(f[3])
+	start, _ = strconv.ParseUint(f[19], 10, 64)
+	return pgid, sid, start
 }
 
 // orphanOf reports whether pid is rec's unnamed child (see above): argv[0]
@@ -148,17 +210,24 @@ func procStatus(pid int, key string) []string {
 	return nil
 }
 
-// stopTaskProcs kills ps and waits, bounded, for each to end; it reports
-// whether all did. A named child that is no namespace's init and has no
-// cgroup of its own (containment none, which brood doctor says) has its
-// process group killed too, as its pool would: what left its session is
-// out of anyone's reach there.
+// stopTaskProcs kills ps, each through its pidfd, and waits, bounded,
+// for each to end; it reports whether all did. Under none containment ps
+// holds the members of the child's process group (groupProcs) found by
+// one scan of /proc; one forked after it is reached only by the group's
+// number, signalled too, once, while a pinned member of the group has
+// not exited (it holds the number: the kernel reuses it only once the
+// group is empty). What left the child's session is out of reach there.
 func stopTaskProcs(rec *guardRecord, ps []taskProc) bool {
+	if rec.Child != nil && rec.Cgroup == "" {
+		for _, p := range ps {
+			if pgid, _, _ := procGroup(p.pid); !p.init && pgid == rec.Child.PID && !pidfdEnds(p.pidfd, 0) {
+				_ = syscall.Kill(-rec.Child.PID, syscall.SIGKILL)
+				break
+			}
+		}
+	}
 	ok := true
 	for _, p := range ps {
-		if !p.init && rec.Cgroup == "" {
-			_ = syscall.Kill(-p.pid, syscall.SIGKILL) // its session's group (pool: Setsid), led by the pinned child
-		}
 		_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 		if !pidfdEnds(p.pidfd, 10*time.Second) {
 			ok = false
