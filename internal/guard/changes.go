@@ -93,7 +93,11 @@ func (in Input) writes(s Segment) bool {
 	switch {
 	case s.Writes:
 		return true
-	case testPrefix(in, s.Words) || quiet(s.Words) || goBuild(s.Words):
+	case testPrefix(in, s.Words):
+		return false
+	case !harmlessEnv(s.Source):
+		return in.ReadOnly == nil || !in.ReadOnly(s.Source)
+	case quiet(s.Words) || goBuild(s.Words):
 		return false
 	case gitKeepsFiles(s.Words) != "":
 		return gitKeepsFiles(s.Words) == "commit" && gitHooks(in)

@@ -95,6 +95,12 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"then git rebase", []Call{edit, test, bash("git rebase main")}, "run the tests again after it"},
 		{"then git cherry-pick", []Call{edit, test, bash("git cherry-pick abc")}, "run the tests again after it"},
 		{"then git switch", []Call{edit, test, bash("git switch -c x")}, "run the tests again after it"},
+		// (evfix2, review #3) an assignment in front may run a program
+		{"then GIT_EXTERNAL_DIFF= git diff", []Call{edit, test, bash("GIT_EXTERNAL_DIFF=$PWD/x.sh git diff")}, "run the tests again after it"},
+		{"then GOFLAGS=-toolexec go vet", []Call{edit, test, bash("GOFLAGS=-toolexec=$PWD/x.sh go vet ./...")}, "run the tests again after it"},
+		{"then GOFLAGS=-toolexec go build", []Call{edit, test, bash("GOFLAGS=-toolexec=./x.sh go build ./...")}, "run the tests again after it"},
+		{"then a quoted harmless and a program", []Call{edit, test, bash(`LANG="C x" GIT_EXTERNAL_DIFF=x git diff`)}, "run the tests again after it"},
+		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
 	}
