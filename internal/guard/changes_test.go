@@ -100,6 +100,16 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"then GOFLAGS=-toolexec go vet", []Call{edit, test, bash("GOFLAGS=-toolexec=$PWD/x.sh go vet ./...")}, "run the tests again after it"},
 		{"then GOFLAGS=-toolexec go build", []Call{edit, test, bash("GOFLAGS=-toolexec=./x.sh go build ./...")}, "run the tests again after it"},
 		{"then a quoted harmless and a program", []Call{edit, test, bash(`LANG="C x" GIT_EXTERNAL_DIFF=x git diff`)}, "run the tests again after it"},
+		// (evfix2, review #4) the exemption runs after the option checks
+		{"then git --no-pager diff --output", []Call{edit, test, bash("git --no-pager diff --output=a.go")}, "run the tests again after it"},
+		{"then git -P log --output", []Call{edit, test, bash("git -P log --output a.go")}, "run the tests again after it"},
+		{"then git --no-pager diff", []Call{edit, test, bash("git --no-pager diff && git --no-pager log -3")}, ""},
+		{"then go vet -fix", []Call{edit, test, bash("go vet -fix ./...")}, "run the tests again after it"},
+		{"then go fix", []Call{edit, test, bash("go fix ./...")}, "run the tests again after it"},
+		{"then go vet -mod=mod", []Call{edit, test, bash("go vet -mod=mod ./...")}, "run the tests again after it"},
+		{"then go list -mod=mod", []Call{edit, test, bash("go list -mod=mod ./...")}, "run the tests again after it"},
+		{"then go build -mod=mod", []Call{edit, test, bash("go build -mod=mod ./...")}, "run the tests again after it"},
+		{"then go list -mod=readonly", []Call{edit, test, bash("go list -mod=readonly ./...")}, ""},
 		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
