@@ -31,7 +31,7 @@ type Segment struct {
 // or are go's read-only subcommands): a prefix of a command's words.
 func quietCommands() []string {
 	return []string{"echo", "printf", "true", "false", ":", "sleep", "date", "test", "[", "exit", "set", "cd", "pushd", "popd",
-		"pwd", "export", "go vet", "go list", "go version", "go doc", "gofmt -l", "gofmt -d"}
+		"pwd", "export", "go vet", "go list", "go version", "go doc", "gofmt -l", "gofmt -d", "go env"}
 }
 
 // writingOption reports an option that makes a quiet command or go build
@@ -65,7 +65,7 @@ func quiet(words string) bool {
 		if words != q && !strings.HasPrefix(words, q+" ") {
 			continue
 		}
-		return !slices.ContainsFunc(f[1:], writingOption)
+		return !slices.ContainsFunc(f[1:], writingOption) && (q != "go env" || !slices.Contains(f[2:], "-u"))
 	}
 	return false
 }
@@ -114,7 +114,7 @@ func (in Input) writes(s Segment) bool {
 		return false
 	case !harmlessEnv(s.Source):
 		return in.ReadOnly == nil || !in.ReadOnly(s.Source)
-	case quiet(s.Words) || goBuild(s.Words):
+	case quiet(s.Words) || goBuild(s.Words) || sedPrints(s.Source):
 		return false
 	case gitKeepsFiles(s.Words) != "":
 		return gitKeepsFiles(s.Words) == "commit" && gitHooks(in)

@@ -110,6 +110,17 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"then go list -mod=mod", []Call{edit, test, bash("go list -mod=mod ./...")}, "run the tests again after it"},
 		{"then go build -mod=mod", []Call{edit, test, bash("go build -mod=mod ./...")}, "run the tests again after it"},
 		{"then go list -mod=readonly", []Call{edit, test, bash("go list -mod=readonly ./...")}, ""},
+		// (evfix2, review #8) reads that print only
+		{"then sed -n 1,5p", []Call{edit, test, bash("sed -n 1,5p a.go && sed -n '/func Add/,/^}/p' a.go")}, ""},
+		{"then sed -n -e p -E", []Call{edit, test, bash("sed -nE -e '10,$p' a.go b.go")}, ""},
+		{"then go env", []Call{edit, test, bash("go env GOPATH && go env")}, ""},
+		{"then sed -n w", []Call{edit, test, bash("sed -n '1w a.go' b.go")}, "run the tests again after it"},
+		{"then sed -n s///w", []Call{edit, test, bash("sed -n 's/+/-/w a.go' a.go")}, "run the tests again after it"},
+		{"then sed -n -i p", []Call{edit, test, bash("sed -n -i 1p a.go")}, "run the tests again after it"},
+		{"then sed -n -f", []Call{edit, test, bash("sed -n -f x.sed a.go")}, "run the tests again after it"},
+		{"then sed -n $script", []Call{edit, test, bash("sed -n \"$S\" a.go")}, "run the tests again after it"},
+		{"then go env -w", []Call{edit, test, bash("go env -w GOFLAGS=-toolexec=./x")}, "run the tests again after it"},
+		{"then go env -u", []Call{edit, test, bash("go env -u GOFLAGS")}, "run the tests again after it"},
 		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
