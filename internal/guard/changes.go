@@ -227,3 +227,29 @@ func goBuild(words string) bool {
 	}
 	return true
 }
+
+// startedJob is the first Bash call up to index upto that started a job
+// that may outlive it (-1 none): a command run in the background (`&`,
+// coproc) or through nohup, setsid or disown. The Bash tool keeps such a
+// job alive, so it may write after any later test (review #6); a
+// refused call started nothing.
+func (in Input) startedJob(upto int) int {
+	if in.Commands == nil {
+		return -1
+	}
+	for i, c := range in.Calls[:min(upto+1, len(in.Calls))] {
+		if c.Tool != "Bash" || c.Command == "" || (c.IsError && in.wasRefused(c)) {
+			continue
+		}
+		segs, _ := in.Commands(c.Command)
+		if slices.ContainsFunc(segs, func(s Segment) bool {
+			return s.Background || slices.ContainsFunc(strings.Fields(s.Source), func(w string) bool {
+				b := filepath.Base(w)
+				return b == "nohup" || b == "setsid" || b == "disown"
+			})
+		}) {
+			return i
+		}
+	}
+	return -1
+}

@@ -121,6 +121,12 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"then sed -n $script", []Call{edit, test, bash("sed -n \"$S\" a.go")}, "run the tests again after it"},
 		{"then go env -w", []Call{edit, test, bash("go env -w GOFLAGS=-toolexec=./x")}, "run the tests again after it"},
 		{"then go env -u", []Call{edit, test, bash("go env -u GOFLAGS")}, "run the tests again after it"},
+		// (evfix2, review #6) a job left running may write after the pass
+		{"a background job in an earlier call", []Call{edit, bash("(until [ -e .mark ]; do sleep 0.1; done; sed -i s/+/-/ a.go) >/dev/null 2>&1 &"), test, bash("sleep 5")}, "started a job that may still run"},
+		{"nohup in an earlier call", []Call{edit, bash("nohup ./w.sh >/dev/null 2>&1"), test}, "run the tests without leaving jobs running"},
+		{"setsid in an earlier call", []Call{edit, bash("setsid -f sh -c 'sleep 9; sed -i s/+/-/ a.go'"), test}, "started a job that may still run"},
+		{"disown", []Call{edit, bash("sleep 9 & disown"), test}, "started a job that may still run"},
+		{"a background job in the test's own line", []Call{edit, {Tool: "Bash", Command: "sleep 9 & go test ./...", Result: ok}}, "started a job that may still run"},
 		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
