@@ -31,11 +31,31 @@ type Segment struct {
 // or are go's read-only subcommands): a prefix of a command's words.
 func quietCommands() []string {
 	return []string{"echo", "printf", "true", "false", ":", "sleep", "date", "test", "[", "exit", "set", "cd", "pushd", "popd",
-		"pwd", "export", "go vet", "go list", "go version", "go doc", "gofmt -l", "gofmt -d", "git --no-pager diff", "git --no-pager log"}
+		"pwd", "export", "go vet", "go list", "go version", "go doc", "gofmt -l", "gofmt -d", "go env"}
+}
+
+// writingOption reports an option that makes a quiet command or go build
+// write or run a program: -w, -vettool, -toolexec, -exec, -overlay, -o,
+// -fix (go vet -fix rewrites the code), -modfile and -mod=mod (go.mod,
+// go.sum).
+func writingOption(w string) bool {
+	if !strings.HasPrefix(w, "-") {
+		return false
+	}
+	opt, value, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	switch opt {
+	case "w", "vettool", "toolexec", "exec", "overlay", "o", "fix", "modfile":
+		return true
+	case "mod":
+		return value != "readonly" && value != "vendor"
+	}
+	return false
 }
 
 // quiet reports a command of quietCommands without an option that makes
-// it write (go env -w, gofmt -w, go vet -vettool, printf -v is a variable).
+// it write (writingOption: gofmt -w, go vet -vettool, go vet -fix; printf
+// -v is a variable). git is not among them: gitKeepsFiles judges its
+// global and output options first (git --no-pager diff --output=a.go).
 func quiet(words string) bool {
 	f := strings.Fields(words)
 	if len(f) == 0 {
@@ -45,10 +65,7 @@ func quiet(words string) bool {
 		if words != q && !strings.HasPrefix(words, q+" ") {
 			continue
 		}
-		return !slices.ContainsFunc(f[1:], func(w string) bool {
-			opt, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			return strings.HasPrefix(w, "-") && (opt == "w" || opt == "vettool" || opt == "toolexec" || opt == "exec" || opt == "overlay" || opt == "o")
-		})
+		return !slices.ContainsFunc(f[1:], writingOption) && (q != "go env" || !slices.Contains(f[2:], "-u"))
 	}
 	return false
 }
@@ -93,7 +110,11 @@ func (in Input) writes(s Segment) bool {
 	switch {
 	case s.Writes:
 		return true
-	case testPrefix(in, s.Words) || quiet(s.Words) || goBuild(s.Words):
+	case testPrefix(in, s.Words):
+		return false
+	case !harmlessEnv(s.Source):
+		return in.ReadOnly == nil || !in.ReadOnly(s.Source)
+	case quiet(s.Words) || goBuild(s.Words) || sedPrints(s.Source):
 		return false
 	case gitKeepsFiles(s.Words) != "":
 		return gitKeepsFiles(s.Words) == "commit" && gitHooks(in)
@@ -190,7 +211,7 @@ func goBuild(words string) bool {
 		if !strings.HasPrefix(w, "-") {
 			continue
 		}
-		if opt == "toolexec" || opt == "overlay" || opt == "exec" {
+		if opt != "o" && writingOption(w) {
 			return false
 		}
 		if opt != "o" {
@@ -205,4 +226,30 @@ func goBuild(words string) bool {
 		}
 	}
 	return true
+}
+
+// startedJob is the first Bash call up to index upto that started a job
+// that may outlive it (-1 none): a command run in the background (`&`,
+// coproc) or through nohup, setsid or disown. The Bash tool keeps such a
+// job alive, so it may write after any later test (review #6); a
+// refused call started nothing.
+func (in Input) startedJob(upto int) int {
+	if in.Commands == nil {
+		return -1
+	}
+	for i, c := range in.Calls[:min(upto+1, len(in.Calls))] {
+		if c.Tool != "Bash" || c.Command == "" || (c.IsError && in.wasRefused(c)) {
+			continue
+		}
+		segs, _ := in.Commands(c.Command)
+		if slices.ContainsFunc(segs, func(s Segment) bool {
+			return s.Background || slices.ContainsFunc(strings.Fields(s.Source), func(w string) bool {
+				b := filepath.Base(w)
+				return b == "nohup" || b == "setsid" || b == "disown"
+			})
+		}) {
+			return i
+		}
+	}
+	return -1
 }

@@ -95,6 +95,39 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"then git rebase", []Call{edit, test, bash("git rebase main")}, "run the tests again after it"},
 		{"then git cherry-pick", []Call{edit, test, bash("git cherry-pick abc")}, "run the tests again after it"},
 		{"then git switch", []Call{edit, test, bash("git switch -c x")}, "run the tests again after it"},
+		// (evfix2, review #3) an assignment in front may run a program
+		{"then GIT_EXTERNAL_DIFF= git diff", []Call{edit, test, bash("GIT_EXTERNAL_DIFF=$PWD/x.sh git diff")}, "run the tests again after it"},
+		{"then GOFLAGS=-toolexec go vet", []Call{edit, test, bash("GOFLAGS=-toolexec=$PWD/x.sh go vet ./...")}, "run the tests again after it"},
+		{"then GOFLAGS=-toolexec go build", []Call{edit, test, bash("GOFLAGS=-toolexec=./x.sh go build ./...")}, "run the tests again after it"},
+		{"then a quoted harmless and a program", []Call{edit, test, bash(`LANG="C x" GIT_EXTERNAL_DIFF=x git diff`)}, "run the tests again after it"},
+		// (evfix2, review #4) the exemption runs after the option checks
+		{"then git --no-pager diff --output", []Call{edit, test, bash("git --no-pager diff --output=a.go")}, "run the tests again after it"},
+		{"then git -P log --output", []Call{edit, test, bash("git -P log --output a.go")}, "run the tests again after it"},
+		{"then git --no-pager diff", []Call{edit, test, bash("git --no-pager diff && git --no-pager log -3")}, ""},
+		{"then go vet -fix", []Call{edit, test, bash("go vet -fix ./...")}, "run the tests again after it"},
+		{"then go fix", []Call{edit, test, bash("go fix ./...")}, "run the tests again after it"},
+		{"then go vet -mod=mod", []Call{edit, test, bash("go vet -mod=mod ./...")}, "run the tests again after it"},
+		{"then go list -mod=mod", []Call{edit, test, bash("go list -mod=mod ./...")}, "run the tests again after it"},
+		{"then go build -mod=mod", []Call{edit, test, bash("go build -mod=mod ./...")}, "run the tests again after it"},
+		{"then go list -mod=readonly", []Call{edit, test, bash("go list -mod=readonly ./...")}, ""},
+		// (evfix2, review #8) reads that print only
+		{"then sed -n 1,5p", []Call{edit, test, bash("sed -n 1,5p a.go && sed -n '/func Add/,/^}/p' a.go")}, ""},
+		{"then sed -n -e p -E", []Call{edit, test, bash("sed -nE -e '10,$p' a.go b.go")}, ""},
+		{"then go env", []Call{edit, test, bash("go env GOPATH && go env")}, ""},
+		{"then sed -n w", []Call{edit, test, bash("sed -n '1w a.go' b.go")}, "run the tests again after it"},
+		{"then sed -n s///w", []Call{edit, test, bash("sed -n 's/+/-/w a.go' a.go")}, "run the tests again after it"},
+		{"then sed -n -i p", []Call{edit, test, bash("sed -n -i 1p a.go")}, "run the tests again after it"},
+		{"then sed -n -f", []Call{edit, test, bash("sed -n -f x.sed a.go")}, "run the tests again after it"},
+		{"then sed -n $script", []Call{edit, test, bash("sed -n \"$S\" a.go")}, "run the tests again after it"},
+		{"then go env -w", []Call{edit, test, bash("go env -w GOFLAGS=-toolexec=./x")}, "run the tests again after it"},
+		{"then go env -u", []Call{edit, test, bash("go env -u GOFLAGS")}, "run the tests again after it"},
+		// (evfix2, review #6) a job left running may write after the pass
+		{"a background job in an earlier call", []Call{edit, bash("(until [ -e .mark ]; do sleep 0.1; done; sed -i s/+/-/ a.go) >/dev/null 2>&1 &"), test, bash("sleep 5")}, "started a job that may still run"},
+		{"nohup in an earlier call", []Call{edit, bash("nohup ./w.sh >/dev/null 2>&1"), test}, "run the tests without leaving jobs running"},
+		{"setsid in an earlier call", []Call{edit, bash("setsid -f sh -c 'sleep 9; sed -i s/+/-/ a.go'"), test}, "started a job that may still run"},
+		{"disown", []Call{edit, bash("sleep 9 & disown"), test}, "started a job that may still run"},
+		{"a background job in the test's own line", []Call{edit, {Tool: "Bash", Command: "sleep 9 & go test ./...", Result: ok}}, "started a job that may still run"},
+		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantCalls(t, tc.calls, tc.why) })
 	}

@@ -34,6 +34,7 @@ func noRunOptions() []noRunOption {
 		{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
 		{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
 		{"go test", []string{"-test.run", "-test.skip"}, "selects tests through the binary's own flags"},
+		{"go test", profileOptions(), "writes a file (a profile, trace, coverage or test binary) after its tests ran, which may change the files they ran on: run the tests without writing output into the tree"},
 		{"cargo test", []string{"--no-run"}, "builds the tests without running them"},
 		{"cargo test", []string{"--list"}, "lists tests without running them"},
 		{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
@@ -48,6 +49,17 @@ func noRunOptions() []noRunOption {
 		{"make", []string{"-t", "--touch"}, "touches the targets instead of running their recipes"},
 		{"make", []string{"-E", "--eval", "-e", "--environment-overrides"}, "changes the rules or variables its recipes run with"},
 	}
+}
+
+// profileOptions are go test's options that write a file after (or
+// instead of) its tests, in each spelling: -cpuprofile, --cpuprofile,
+// -test.cpuprofile after -args (review #5).
+func profileOptions() []string {
+	var out []string
+	for _, o := range []string{"cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "outputdir", "o"} {
+		out = append(out, "-"+o, "--"+o, "-test."+o, "--test."+o)
+	}
+	return out
 }
 
 // makeValued are make's one-letter options that take a value.

@@ -32,6 +32,14 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		why                   string // "" backed; else a substring of the concern
 	}{
 		{"a plain run", "go test ./...", ran, ""},
+		// (evfix2, review #5) a file the run writes after its tests
+		{"-cpuprofile", "go test -cpuprofile=a.go ./...", ran, "it ran with -cpuprofile, which writes a file"},
+		{"-memprofile spaced", "go test -memprofile a.go ./...", ran, "it ran with -memprofile"},
+		{"-coverprofile", "go test -coverprofile=c.out ./...", ran, "it ran with -coverprofile"},
+		{"-trace", "go test -trace=ok/x.go ./...", ran, "it ran with -trace"},
+		{"-outputdir", "go test -blockprofile=b -outputdir=ok ./...", ran, "it ran with -blockprofile"},
+		{"-o", "go test -o a.go .", ran, "it ran with -o"},
+		{"-args -test.mutexprofile", "go test ./... -args -test.mutexprofile=a.go", ran, "it ran with -test.mutexprofile"},
 		{"-count and -race", "go test -count=1 -race ./...", ran, ""},
 		{"GOFLAGS that changes nothing", "GOFLAGS=-mod=mod go test ./...", ran, ""},
 		{"a -run that ran a test", "go test -run TestA ./...", "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\n" + ran, ""},

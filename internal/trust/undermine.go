@@ -46,6 +46,9 @@ func UnderminedBy(command string, trusted func(path string) bool) string {
 	if err != nil {
 		return "the line does not parse"
 	}
+	if movesDir(f) {
+		trusted = nil // the path the line sources is not the one it names
+	}
 	why := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if why != "" {
@@ -131,6 +134,36 @@ func undermines(c *syntax.CallExpr, trusted func(string) bool) string {
 		}
 	}
 	return ""
+}
+
+// movesDir reports a line that runs cd, pushd or popd anywhere (a loop
+// can run one before a source written ahead of it): `cd sub && source
+// .venv/bin/activate` sources sub/.venv, not the pinned .venv (review
+// #2), so no venv is exempt in it.
+func movesDir(f *syntax.File) bool {
+	moves := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || moves {
+			return !moves
+		}
+		var words []string
+		for _, w := range c.Args {
+			words = append(words, wordText(w, ""))
+		}
+		i := programIndex(words)
+		for i+1 < len(words) && (words[i] == "builtin" || words[i] == "command") {
+			i++
+		}
+		if i < len(words) {
+			switch filepath.Base(words[i]) {
+			case "cd", "pushd", "popd":
+				moves = true
+			}
+		}
+		return !moves
+	})
+	return moves
 }
 
 // activatesVenv reports a source of a Python virtual environment's

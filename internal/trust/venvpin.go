@@ -2,23 +2,27 @@ package trust
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// VenvPins are the SHA-256 sums of the Python virtual environments'
-// activate scripts at the top of a workspace (bin/activate, X/bin/activate)
-// as the parent found them when it spawned a child, by path relative to
-// the workspace: a `source .venv/bin/activate` of the child's test line is
-// exempt from Undermined only when its script is one of them, unchanged
-// (redteam20 P2-2: the tree's activate can define `go`).
+// VenvPins are the SHA-256 sums of the Python virtual environments' bin/
+// directories at the top of a workspace (bin/activate, X/bin/activate)
+// as the parent found them when it spawned a child, by the activate
+// script's path relative to the workspace: a `source .venv/bin/activate`
+// of the child's test line is exempt from Undermined only when its bin/ is
+// one of them, unchanged (redteam20 P2-2: the tree's activate can define
+// `go`; review #1: activate puts bin/ first on PATH, so a `go` or
+// `pytest` the child writes there answers the test command). The sum
+// covers each entry's name and kind, a regular file's size and content,
+// a link's target and the content of the file it leads to.
 type VenvPins map[string][sha256.Size]byte
 
-// PinVenvs reads the activate scripts of workspace (regular files only,
-// no link followed, the first 1 MiB) of directories that hold a
-// pyvenv.cfg, as `python -m venv` makes them. The caller drops those the
+// PinVenvs sums the bin/ directories (sumBin) whose activate is a
+// regular file, of directories that hold a pyvenv.cfg, as `python -m venv` makes them. The caller drops those the
 // repository tracks (Drop): a venv is made on the machine, never shipped,
 // and a repository is hostile.
 func PinVenvs(workspace string) VenvPins {
@@ -31,7 +35,7 @@ func PinVenvs(workspace string) VenvPins {
 		if st, err := os.Lstat(filepath.Join(filepath.Dir(filepath.Dir(c)), "pyvenv.cfg")); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		if sum, ok := sumRegular(c); ok {
+		if sum, ok := sumBin(c); ok {
 			rel, err := filepath.Rel(workspace, c)
 			if err == nil {
 				pins[filepath.ToSlash(rel)] = sum
@@ -60,26 +64,62 @@ func (p VenvPins) Trusts(workspace, path string) bool {
 	if !ok {
 		return false
 	}
-	got, ok := sumRegular(filepath.Join(workspace, rel))
+	got, ok := sumBin(filepath.Join(workspace, rel))
 	return ok && got == want
 }
 
-func sumRegular(path string) ([sha256.Size]byte, bool) {
+// sumBin is the sum of the bin/ directory of an activate script, which
+// must be a regular file; false when anything in it cannot be read.
+func sumBin(activate string) ([sha256.Size]byte, bool) {
 	var zero [sha256.Size]byte
-	st, err := os.Lstat(path)
-	if err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Lstat(activate); err != nil || !st.Mode().IsRegular() {
 		return zero, false
 	}
+	dir := filepath.Dir(activate)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return zero, false
+	}
+	h := sha256.New()
+	for _, e := range entries { // sorted by name
+		p := filepath.Join(dir, e.Name())
+		st, err := os.Lstat(p)
+		if err != nil {
+			return zero, false
+		}
+		fmt.Fprintf(h, "%q %v %d\n", e.Name(), st.Mode(), st.Size())
+		if st.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return zero, false
+			}
+			fmt.Fprintf(h, "-> %q\n", target)
+		}
+		if fst, err := os.Stat(p); err == nil && fst.Mode().IsRegular() {
+			sum, ok := sumFile(p)
+			if !ok {
+				return zero, false
+			}
+			fmt.Fprintf(h, "%x %d\n", sum, fst.Size())
+		}
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, true
+}
+
+// sumFile is the SHA-256 of a file's whole content (a link followed).
+func sumFile(path string) ([sha256.Size]byte, bool) {
+	var zero, sum [sha256.Size]byte
 	f, err := os.Open(path)
 	if err != nil {
 		return zero, false
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, 1<<20)); err != nil {
+	if _, err := io.Copy(h, f); err != nil {
 		return zero, false
 	}
-	var sum [sha256.Size]byte
 	copy(sum[:], h.Sum(nil))
 	return sum, true
 }
