@@ -3,6 +3,7 @@ package guard
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -88,7 +89,9 @@ func literalWords(source string) (words []string, ok bool) {
 // sedPrint matches a sed script that only prints lines: addresses (a
 // line, $, /regex/), a range of them, and p, joined by `;`. Nothing in it
 // can write (w, W, s///w) or run (e, s///e) anything (review #8).
-var sedPrint = regexp.MustCompile(`^(((\d+|\$|/[^/\n]*/)(,(\d+|\$|/[^/\n]*/))?)?p;?)+$`)
+var sedPrint = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(((\d+|\$|/[^/\n]*/)(,(\d+|\$|/[^/\n]*/))?)?p;?)+$`)
+})
 
 // sedPrints reports sed -n with scripts that only print (sed -n 1,5p
 // a.go, sed -n '/func Add/,/^}/p' a.go): no -i, no -f, no w or e.
@@ -104,12 +107,12 @@ func sedPrints(source string) bool {
 		case a == "--quiet" || a == "--silent":
 			quietFlag = true
 		case a == "-e" || a == "--expression":
-			if i+1 >= len(w) || !sedPrint.MatchString(w[i+1]) {
+			if i+1 >= len(w) || !sedPrint().MatchString(w[i+1]) {
 				return false
 			}
 			script, i = true, i+1
 		case strings.HasPrefix(a, "--expression="):
-			if !sedPrint.MatchString(strings.TrimPrefix(a, "--expression=")) {
+			if !sedPrint().MatchString(strings.TrimPrefix(a, "--expression=")) {
 				return false
 			}
 			script = true
@@ -118,7 +121,7 @@ func sedPrints(source string) bool {
 		case strings.HasPrefix(a, "-"):
 			return false
 		case !script:
-			if !sedPrint.MatchString(a) {
+			if !sedPrint().MatchString(a) {
 				return false
 			}
 			script = true
