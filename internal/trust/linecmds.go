@@ -48,7 +48,7 @@ func LineCommands(command string) (cmds []LineCommand, ok bool) {
 					return false
 				}
 				for _, r := range x.Redirs {
-					if redirectWrites(r) {
+					if RedirectWrites(r) {
 						all = append(all, at{r.Pos().Offset(), LineCommand{Writes: true, Background: bg, Source: nodeSource(command, r)}})
 					}
 				}
@@ -79,10 +79,13 @@ func nodeSource(line string, n syntax.Node) string {
 	return line[beg:end]
 }
 
-// redirectWrites reports a redirection that writes a file: any output
+// RedirectWrites reports a redirection that writes a file: any output
 // redirection whose target is not /dev/null, /dev/stdout or /dev/stderr,
-// and a >& or <& to anything but a descriptor number or "-".
-func redirectWrites(r *syntax.Redirect) bool {
+// and a >& or <& to anything but a descriptor number or "-" (>&2 and >&-
+// duplicate or close a descriptor; >&word with any other word writes the
+// file "word"). The permission check (tool) and the evidence guardrails
+// both ask it.
+func RedirectWrites(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
 	case syntax.DplOut, syntax.DplIn:
@@ -97,7 +100,7 @@ func redirectWrites(r *syntax.Redirect) bool {
 	if r.Word == nil {
 		return true
 	}
-	switch r.Word.Lit() {
+	switch strings.ReplaceAll(r.Word.Lit(), `\`, "") {
 	case "/dev/null", "/dev/stdout", "/dev/stderr":
 		return false
 	}
