@@ -244,7 +244,7 @@ func TestIssueTableLabels(t *testing.T) {
 	}{
 		{name: "brood-child", cfg: Config{Brood: "/b/brood"}, child: "/b/brood-child",
 			want:   []string{"| the same, brood's records: queued → first request | 4.00 ms | exec 1.00 ms, idle brood-child start 3.30 ms | | ≤ 5.00 ms | met |"},
-			absent: []string{"BROOD_WARM", "--self-child"}},
+			absent: []string{"BROOD_WARM", "| only brood installed (--self-child)"}},
 		{name: "warm", cfg: Config{Brood: "/b/brood", Warm: 4, coldSelf: true}, child: "/b/brood-child",
 			want: []string{"Children run brood-child, started ahead of their tasks (BROOD_WARM=4: these are the warm runs; the cold ones are the compared command's)."}},
 		{name: "self-child, only brood", cfg: Config{Brood: "/b/brood", SelfChild: true}, child: "/b/brood",
@@ -288,5 +288,68 @@ func TestReportRecordsItsSettings(t *testing.T) {
 	want := "Run with: `--ks 0,1,16 --reps 5 --model-ks 0,16 --model-reps 3 --model-latency 500ms --floor-reps 30 --sample 5ms --provider anthropic --trace --compare \"claude -p\" --writers 10000 --writer-reps 5 --env GOGC=25`."
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestIssueTableHasEveryRow: every row of issue 29's table is in the
+// report with its target, measured or not; a row the run did not measure
+// says which flag would measure it.
+func TestIssueTableHasEveryRow(t *testing.T) {
+	ms := time.Millisecond
+	rows := []string{
+		"marginal CPU per subagent, K=16", "marginal wall per subagent, K=16",
+		"only brood installed (children re-run it): marginal CPU, K=16", "only brood installed: marginal wall, K=16",
+		"root alone (K=0), one turn: wall", "root alone (K=0), one turn: CPU",
+		"spawn latency, K=1: tool_use sent → child's first request", "the same, brood's records: queued → first request",
+		"spawn latency, K=16 (median, the model's side)", "total ÷ model time", "peak summed PSS, parent + 16 children",
+		"marginal wall per subagent, K=16, against",
+	}
+	for _, c := range []struct {
+		name string
+		rep  *Report
+		want []string
+	}{
+		{name: "only K=16, nothing else", rep: &Report{
+			Config: Config{Brood: "/b/brood", Ks: []int{16}, ModelLatency: -1, Sample: -1}, Child: "/b/brood-child",
+			Timing:      []Row{{K: 16, MarginalCPU: 30 * ms, MarginalWall: 20 * ms}},
+			FloorTiming: []Row{{K: 16, MarginalCPU: 10 * ms, MarginalWall: 7 * ms}},
+		}, want: []string{
+			"| root alone (K=0), one turn: wall | – | – | – | ≤ 2.00× | not measured (--ks has no 0) |",
+			"| the same, brood's records: queued → first request | – | – | – | ≤ 5.00 ms | not measured (--ks has no 1) |",
+			"| only brood installed: marginal wall, K=16, against brood-child's | – | – | – | ≤ 1.05× | not measured (no --self-child) |",
+			"| total ÷ model time, K=16 | – | – | – | ≤ 1.03 | not measured (--model-latency off) |",
+			"| peak summed PSS, parent + 16 children | – | – | – | ≤ 1.50× | not measured (--sample off) |",
+			"| marginal wall per subagent, K=16, against another agent's (Claude Code in the issue) | – | – | – | ≤ 0.10× | not measured (no --compare) |",
+		}},
+		{name: "model runs without 16", rep: &Report{
+			Config: Config{Brood: "/b/brood", Ks: []int{0, 1}, ModelLatency: 500 * ms, ModelKs: []int{0, 1}, SelfChild: true}, Child: "/b/brood-child",
+			Timing:      []Row{{K: 0, Wall: 12 * ms, CPU: 10 * ms}, {K: 1, Spawn: 4 * ms, ModelSpawn: 6 * ms}},
+			FloorTiming: []Row{{K: 0, Wall: 6 * ms, CPU: 6 * ms}, {K: 1, ModelSpawn: 5 * ms}},
+			Model:       []Row{{K: 0, RootAnonKB: 3 << 10}},
+			FloorModel:  []Row{{K: 0, RootAnonKB: 2 << 10}},
+		}, want: []string{
+			"| marginal CPU per subagent, K=16 | – | – | – | ≤ 1.15× | not measured (--ks has no 16) |",
+			"| only brood installed (children re-run it): marginal CPU, K=16, against brood-child's | – | – | – | ≤ 1.05× | not measured (--ks has no 16) |",
+			"| spawn latency, K=16 (median, the model's side) | – | – | – | ≤ 20.0 ms | not measured (--ks has no 16) |",
+			"| total ÷ model time, K=16 | – | – | – | ≤ 1.03 | not measured (--model-ks has no 16) |",
+			"| peak summed PSS, parent + 16 children | – | – | – | ≤ 1.50× | not measured (--model-ks has no 16) |",
+			"| root alone (K=0), one turn: wall | 12.0 ms | 6.00 ms | 2.00× | ≤ 2.00× | met |",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			c.rep.issueTargets(&b)
+			out := b.String()
+			for _, r := range rows {
+				if !strings.Contains(out, "| "+r) {
+					t.Errorf("table has no row %q:\n%s", r, out)
+				}
+			}
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }

@@ -61,6 +61,9 @@ func (rep *Report) issueTargets(w io.Writer) {
 	}
 	if cmp {
 		rep.issueCompareRow(w)
+	} else {
+		unmeasured(w, fmt.Sprintf("marginal wall per subagent, K=%d, against another agent's (Claude Code in the issue)", targetK),
+			fmt.Sprintf("≤ %.2f×", target29Compare), "no --compare")
 	}
 	fmt.Fprintln(w)
 	rep.initTable(w)
@@ -83,6 +86,16 @@ func ratioRow(w io.Writer, name string, got, floor time.Duration, floorText stri
 	}
 }
 
+// unmeasured writes a row of issue 29's table this run did not measure,
+// with its target and the flag that would: every row of the issue's table
+// is in the report, measured or not.
+func unmeasured(w io.Writer, name, target, why string) {
+	fmt.Fprintf(w, "| %s | – | – | – | %s | not measured (%s) |\n", name, target, why)
+}
+
+// noK says which K the run lacks for a figure.
+func noK(k int) string { return fmt.Sprintf("--ks has no %d", k) }
+
 // issueFloorRows are the table's wall, CPU and latency rows.
 func (rep *Report) issueFloorRows(w io.Writer) {
 	absRow := func(name string, got time.Duration, floor string, target time.Duration) {
@@ -90,34 +103,59 @@ func (rep *Report) issueFloorRows(w io.Writer) {
 	}
 	b16, okb := findRow(rep.Timing, targetK)
 	f16, okf := findRow(rep.FloorTiming, targetK)
+	cpu16, wall16 := fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), fmt.Sprintf("marginal wall per subagent, K=%d", targetK)
 	if okb && okf {
-		ratioRow(w, fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), b16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
-		ratioRow(w, fmt.Sprintf("marginal wall per subagent, K=%d", targetK), b16.MarginalWall, f16.MarginalWall, "", target29Wall)
+		ratioRow(w, cpu16, b16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
+		ratioRow(w, wall16, b16.MarginalWall, f16.MarginalWall, "", target29Wall)
+	} else {
+		unmeasured(w, cpu16, fmt.Sprintf("≤ %.2f×", target29CPU), noK(targetK))
+		unmeasured(w, wall16, fmt.Sprintf("≤ %.2f×", target29Wall), noK(targetK))
 	}
 	rep.issueSelfRows(w, b16, f16, okb && okf)
+	rootWall, rootCPU := "root alone (K=0), one turn: wall", "root alone (K=0), one turn: CPU"
 	if b0, ok := findRow(rep.Timing, 0); ok {
 		f0, _ := findRow(rep.FloorTiming, 0)
-		ratioRow(w, "root alone (K=0), one turn: wall", b0.Wall, f0.Wall, "", target29Root)
-		ratioRow(w, "root alone (K=0), one turn: CPU", b0.CPU, f0.CPU, "", target29Root)
+		ratioRow(w, rootWall, b0.Wall, f0.Wall, "", target29Root)
+		ratioRow(w, rootCPU, b0.CPU, f0.CPU, "", target29Root)
+	} else {
+		unmeasured(w, rootWall, fmt.Sprintf("≤ %.2f×", target29Root), noK(0))
+		unmeasured(w, rootCPU, fmt.Sprintf("≤ %.2f×", target29Root), noK(0))
 	}
+	spawn1, records1 := "spawn latency, K=1: tool_use sent → child's first request (the model's side)", "the same, brood's records: queued → first request"
 	if b1, ok := findRow(rep.Timing, 1); ok {
 		f1, _ := findRow(rep.FloorTiming, 1)
-		ratioRow(w, "spawn latency, K=1: tool_use sent → child's first request (the model's side)", b1.ModelSpawn, f1.ModelSpawn, "", target29Spawn)
+		ratioRow(w, spawn1, b1.ModelSpawn, f1.ModelSpawn, "", target29Spawn)
 		floors := fmt.Sprintf("exec %s", ms(rep.Floor.ExecWall))
 		if f := rep.Floor; f.IdleWall > 0 {
 			floors += fmt.Sprintf(", idle %s start %s", f.IdleArgs, ms(f.IdleWall))
 		}
-		absRow("the same, brood's records: queued → first request", b1.Spawn, floors, target29Records)
+		absRow(records1, b1.Spawn, floors, target29Records)
+	} else {
+		unmeasured(w, spawn1, fmt.Sprintf("≤ %.2f×", target29Spawn), noK(1))
+		unmeasured(w, records1, "≤ "+ms(target29Records), noK(1))
 	}
+	spawn16 := fmt.Sprintf("spawn latency, K=%d (median, the model's side)", targetK)
 	if okb {
-		absRow(fmt.Sprintf("spawn latency, K=%d (median, the model's side)", targetK), b16.ModelSpawn, ms(f16.ModelSpawn), target29Spawn16)
+		absRow(spawn16, b16.ModelSpawn, ms(f16.ModelSpawn), target29Spawn16)
+	} else {
+		unmeasured(w, spawn16, "≤ "+ms(target29Spawn16), noK(targetK))
 	}
 	if m16, ok := findRow(rep.Model, targetK); ok {
 		fm, _ := findRow(rep.FloorModel, targetK)
 		mr := ratio(m16.Wall, m16.ModelTime)
 		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %.3f | %.3f | | ≤ %.2f | %s |\n",
 			rep.Config.ModelLatency, targetK, mr, ratio(fm.Wall, fm.ModelTime), target29ModelRat, verdict(mr <= target29ModelRat))
+	} else {
+		unmeasured(w, fmt.Sprintf("total ÷ model time, K=%d", targetK), fmt.Sprintf("≤ %.2f", target29ModelRat), rep.noModelRuns())
 	}
+}
+
+// noModelRuns says why the run has no K=16 run with model latency.
+func (rep *Report) noModelRuns() string {
+	if rep.Config.ModelLatency < 0 {
+		return "--model-latency off"
+	}
+	return fmt.Sprintf("--model-ks has no %d", targetK)
 }
 
 // issueSelfRows are the "only brood installed" rows (--self-child):
@@ -126,6 +164,12 @@ func (rep *Report) issueFloorRows(w io.Writer) {
 func (rep *Report) issueSelfRows(w io.Writer, b16, f16 Row, ok bool) {
 	s16, okSelf := findRow(rep.SelfTiming, targetK)
 	if !ok || !okSelf {
+		why := "no --self-child"
+		if rep.Config.SelfChild {
+			why = noK(targetK)
+		}
+		unmeasured(w, fmt.Sprintf("only brood installed (children re-run it): marginal CPU, K=%d, against brood-child's", targetK), fmt.Sprintf("≤ %.2f×", target29Self), why)
+		unmeasured(w, fmt.Sprintf("only brood installed: marginal wall, K=%d, against brood-child's", targetK), fmt.Sprintf("≤ %.2f×", target29Self), why)
 		return
 	}
 	if rep.Child == rep.Config.Brood {
@@ -171,11 +215,19 @@ func (rep *Report) issueMemoryRows(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s (%s) | %s | %s | %.2f× |%s|%s|\n", name, when, mem(got), mem(floor), r, t, v)
 	}
+	pss := fmt.Sprintf("peak summed PSS, parent + %d children", targetK)
+	m16, okm := findRow(rep.Model, targetK)
+	switch {
+	case okm:
+		fm, _ := findRow(rep.FloorModel, targetK)
+		memRow(pss, m16.PSSKB, fm.PSSKB, target29PSS)
+	case rep.Config.Sample < 0:
+		unmeasured(w, pss, fmt.Sprintf("≤ %.2f×", target29PSS), "--sample off")
+	default:
+		unmeasured(w, pss, fmt.Sprintf("≤ %.2f×", target29PSS), rep.noModelRuns())
+	}
 	if b16, ok := findRow(rows, targetK); ok {
 		f16, _ := findRow(frows, targetK)
-		if len(rep.Model) > 0 {
-			memRow(fmt.Sprintf("peak summed PSS, parent + %d children", targetK), b16.PSSKB, f16.PSSKB, target29PSS)
-		}
 		memRow("a child's private (anonymous) memory, median child", b16.ChildAnonKB, f16.ChildAnonKB, 0)
 	}
 	for _, k := range []int{0, targetK} {
