@@ -123,19 +123,31 @@ func (p *project) git(cmds ...[]string) error {
 // deleted in the last minute (five, while its block is dirty) each time it
 // allocates one, so deleting a run of K=256's thousands of files would be
 // paid by the next runs' file creations and measured as brood's cost.
+// The record directories stay, with the .gitignore brood keeps in each:
+// every run is a project's next, as a user's runs after the first are,
+// not its first (which makes them and writes their .gitignores).
 func (p *project) clean() error {
 	p.runs++
 	dst := filepath.Join(p.trash, strconv.Itoa(p.runs))
 	for _, d := range []string{"dispatch", "sessions", "outputs"} {
 		src := filepath.Join(taskdir.Open(p.root).StateDir(), d)
-		if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		entries, err := os.ReadDir(src)
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err := os.MkdirAll(dst, 0o755); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := os.Rename(src, filepath.Join(dst, d)); err != nil {
-			return err
+		for _, e := range entries {
+			if e.Name() == ".gitignore" {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Join(dst, d), 0o755); err != nil {
+				return err
+			}
+			if err := os.Rename(filepath.Join(src, e.Name()), filepath.Join(dst, d, e.Name())); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

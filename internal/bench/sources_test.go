@@ -1,10 +1,15 @@
 package bench
 
 import (
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TestFiguresComeFromTheirRuns: walls, CPU and latencies are read from the
@@ -351,5 +356,45 @@ func TestIssueTableHasEveryRow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCleanKeepsTheRecordDirectories: between runs the bench moves the
+// records aside but keeps the record directories and brood's .gitignore in
+// each, so every run is a project's next, not its first (which would make
+// the directories and write their .gitignores on the root's path).
+func TestCleanKeepsTheRecordDirectories(t *testing.T) {
+	p, err := newProject(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := taskdir.Open(p.root).StateDir()
+	for _, c := range []struct{ dir, record string }{
+		{"sessions", "01ABC.jsonl"}, {"outputs", "01ABC.txt"}, {"dispatch", "01ABC"},
+	} {
+		if err := os.MkdirAll(filepath.Join(state, c.dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{".gitignore", c.record} {
+			if err := os.WriteFile(filepath.Join(state, c.dir, f), []byte("*\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := p.clean(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, record string }{
+		{"sessions", "01ABC.jsonl"}, {"outputs", "01ABC.txt"}, {"dispatch", "01ABC"},
+	} {
+		if _, err := os.Stat(filepath.Join(state, c.dir, ".gitignore")); err != nil {
+			t.Errorf("%s/.gitignore after clean: %v; want it kept", c.dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(state, c.dir, c.record)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s/%s after clean: %v; want it moved aside", c.dir, c.record, err)
+		}
+		if _, err := os.Stat(filepath.Join(p.trash, "1", c.dir, c.record)); err != nil {
+			t.Errorf("%s/%s not in the trash: %v", c.dir, c.record, err)
+		}
 	}
 }
