@@ -137,6 +137,25 @@ func (c *Config) defaults() {
 	if c.WriterReps <= 0 {
 		c.WriterReps = 5
 	}
+	// The runs start in the project, not here: a program given by a
+	// relative path (--brood bin/brood) is made absolute; a bare name is
+	// looked up on PATH as before.
+	c.Brood, c.Child = absProgram(c.Brood), absProgram(c.Child)
+	if len(c.Compare) > 0 {
+		c.Compare = append([]string{absProgram(c.Compare[0])}, c.Compare[1:]...)
+	}
+}
+
+// absProgram is path made absolute when it is relative and holds a
+// separator (a bare name, or "", is left as it is).
+func absProgram(path string) string {
+	if path == "" || filepath.IsAbs(path) || !strings.ContainsRune(path, filepath.Separator) {
+		return path
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // Harness holds a fake server, a project and the binaries for a run.

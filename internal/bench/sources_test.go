@@ -398,3 +398,28 @@ func TestCleanKeepsTheRecordDirectories(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeProgramsAreMadeAbsolute: the runs start in the bench's
+// project, so --brood, --child and --compare's program given by a path
+// relative to where the bench was started are made absolute (before,
+// `--brood bin/brood` failed: fork/exec bin/brood: no such file); a bare
+// name is still looked up on PATH.
+func TestRelativeProgramsAreMadeAbsolute(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"bin/brood", filepath.Join(wd, "bin", "brood")},
+		{"./brood-child", filepath.Join(wd, "brood-child")},
+		{"/opt/brood", "/opt/brood"},
+		{"claude", "claude"},
+		{"", ""},
+	} {
+		cfg := Config{Brood: c.in, Child: c.in, Compare: []string{c.in, "run"}}
+		cfg.defaults()
+		if cfg.Brood != c.want || cfg.Child != c.want || cfg.Compare[0] != c.want || cfg.Compare[1] != "run" {
+			t.Errorf("%q: brood %q, child %q, compare %q; want %q", c.in, cfg.Brood, cfg.Child, cfg.Compare, c.want)
+		}
+	}
+}
