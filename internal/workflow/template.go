@@ -246,8 +246,10 @@ func (t *Template) Render(scope map[string]any) (string, error) {
 			b.WriteString("\n")
 		}
 		b.WriteString(untrustedBlock(*p.sel, v))
+		// What follows starts a line of its own: text, or another hole
+		// right after this one ({{a}}{{b}}: an empty text between).
 		if i+1 < len(t.parts) {
-			if next := t.parts[i+1].text; next != "" && !strings.HasPrefix(next, "\n") {
+			if next := t.parts[i+1].text; !strings.HasPrefix(next, "\n") && (next != "" || i+2 < len(t.parts)) {
 				b.WriteString("\n")
 			}
 		}
