@@ -15,16 +15,6 @@ import (
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
-// forgedTag matches anything a model could read as an opening or closing
-// subagent-result tag: any case, with blanks after "<" or "/".
-var forgedTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(\s*/?\s*subagent-result)`) })
-
-// Defang neutralises every subagent-result tag inside untrusted text, so a
-// child cannot close its own envelope early and speak as the runtime.
-func Defang(s string) string {
-	return forgedTag().ReplaceAllString(s, "&lt;$1")
-}
-
 // attr makes a value safe inside a double-quoted attribute.
 func attr(s string) string {
 	r := strings.NewReplacer(`"`, "&quot;", "<", "&lt;", ">", "&gt;", "\n", " ", "\r", " ")

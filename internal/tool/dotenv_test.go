@@ -108,3 +108,43 @@ func TestURLPasswordsRedacted(t *testing.T) {
 		t.Errorf("ChildEnviron kept a URL password: %q", got)
 	}
 }
+
+// TestURLTokenUserRedacted: a token given as a URL's user name
+// (https://TOKEN@github.com/o/r, as git and GitLab take one) in a
+// variable is redacted as a URL's password is, and withheld from a child
+// (a proxy's excepted); and in any text, whoever printed it, a URL's
+// userinfo that looks like a credential — a token user, a password that
+// is no placeholder — is replaced, while a person's name
+// (https://alice@host), git@, an example's user:password or a
+// placeholder are left alone.
+func TestURLTokenUserRedacted(t *testing.T) {
+	const tok = "Zt8kQ2mW9xR4vB7nL1pY6sD3"
+	r := NewProjectRedactor([]string{
+		"REPO_URL=https://" + tok + "@git.example.com/o/r.git",
+		"SITE_URL=https://alice@example.com/x",
+	}, t.TempDir())
+	for in, want := range map[string]string{
+		"fetching https://" + tok + "@git.example.com/o/r.git":            "fetching [REDACTED:REPO_URL]",
+		"token " + tok + " again":                                         "token [REDACTED:REPO_URL] again",
+		"https://alice@example.com/x":                                     "https://alice@example.com/x",
+		"remote: https://x-access-token:Qm7pW2zK9tR4nB8v@github.com/o/r":  "remote: https://[REDACTED:url-credentials]@github.com/o/r",
+		"clone https://glpat4Rk9sT2mQ7wX1zB8nV5c@gitlab.com/g/p.git":      "clone https://[REDACTED:url-credentials]@gitlab.com/g/p.git",
+		"db at postgres://app:S3cr3t-Pa55@db:5432/x ok":                   "db at postgres://[REDACTED:url-credentials]@db:5432/x ok",
+		"example postgres://user:password@localhost/x":                    "example postgres://user:password@localhost/x",
+		"template postgres://app:${DB_PASSWORD}@db/x":                     "template postgres://app:${DB_PASSWORD}@db/x",
+		"ssh://git@github.com/o/r and https://deploy-bot@ci.example.com/": "ssh://git@github.com/o/r and https://deploy-bot@ci.example.com/",
+		"mail alice%40corp.example.com@host via https://a.example.com/":   "mail alice%40corp.example.com@host via https://a.example.com/",
+	} {
+		if got := r.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	env := []string{"PATH=/bin", "REPO_URL=https://" + tok + "@git.example.com/o/r.git", "SITE_URL=https://alice@example.com/x",
+		"GIT_PROXY=http://" + tok + "@proxy:3128"}
+	if got, want := ChildEnviron(env, nil), []string{"PATH=/bin", "SITE_URL=https://alice@example.com/x", "GIT_PROXY=http://" + tok + "@proxy:3128"}; !slices.Equal(got, want) {
+		t.Errorf("ChildEnviron = %q, want %q", got, want)
+	}
+	if got := ChildEnviron(env, []string{"REPO_URL"}); !slices.Contains(got, env[1]) {
+		t.Errorf("an agent that asks for REPO_URL by name does not get it: %q", got)
+	}
+}

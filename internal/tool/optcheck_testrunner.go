@@ -64,6 +64,9 @@ func goTestOutside(args []shWord, ws string) []risk {
 			out = append(out, risk{at: i, opt: a, why: outsideTest})
 		}
 	}
+	if sub == "test" {
+		out = append(out, goModOutside(ws)...)
+	}
 	return out
 }
 

@@ -193,7 +193,7 @@ func (r *Redactor) Redact(s string) string {
 	if len(r.secrets) > 0 {
 		s = r.replacer().Replace(s)
 	}
-	return redactFormats(s)
+	return redactURLCredentials(redactFormats(s))
 }
 
 // keyPrefixes are the literal starts of the key formats: a string holding

@@ -5,15 +5,23 @@ import (
 	"strings"
 )
 
-// urlPasswords are the userinfo of every URL in s that carries a password
-// (scheme://user:password@host, redis://:password@host): the userinfo as
-// written and its password. The userinfo ends at the authority's last @,
-// as net/url reads it (a raw @ in the password stays in it).
-func urlPasswords(s string) (userinfo, password []string) {
+// urlUserinfo is the userinfo of one URL in a text: as written, its user
+// and its password (hasPassword: a ':' is there).
+type urlUserinfo struct {
+	raw, user, password string
+	hasPassword         bool
+	at                  int // where raw starts in the text
+}
+
+// urlUserinfos are the userinfo of every URL in s (scheme://userinfo@host).
+// The userinfo ends at the authority's last @, as net/url reads it (a raw
+// @ in the password stays in it).
+func urlUserinfos(s string) []urlUserinfo {
+	var out []urlUserinfo
 	for from := 0; ; {
 		i := strings.Index(s[from:], "://")
 		if i < 0 {
-			return userinfo, password
+			return out
 		}
 		at := from + i
 		from = at + 3
@@ -21,21 +29,62 @@ func urlPasswords(s string) (userinfo, password []string) {
 			continue
 		}
 		auth := s[from:]
-		if end := strings.IndexAny(auth, "/?#\n\t "); end >= 0 {
+		if end := strings.IndexAny(auth, "/?#\n\t \"'<>`"); end >= 0 {
 			auth = auth[:end]
 		}
 		last := strings.LastIndexByte(auth, '@')
-		if last < 0 {
+		if last <= 0 {
 			continue
 		}
-		ui := auth[:last]
-		_, pw, ok := strings.Cut(ui, ":")
-		if !ok || pw == "" {
-			continue
-		}
-		userinfo = append(userinfo, ui)
-		password = append(password, pw)
+		ui := urlUserinfo{raw: auth[:last], at: from}
+		ui.user, ui.password, ui.hasPassword = strings.Cut(ui.raw, ":")
+		out = append(out, ui)
 	}
+}
+
+// urlPasswords are the userinfo of every URL in s that carries a password
+// (scheme://user:password@host, redis://:password@host) or whose user
+// name is a token (https://ghp_…@github.com, tokenUser): the userinfo as
+// written and the secret in it (the password, or the user name).
+func urlPasswords(s string) (userinfo, password []string) {
+	for _, ui := range urlUserinfos(s) {
+		switch {
+		case ui.hasPassword && ui.password != "":
+			userinfo, password = append(userinfo, ui.raw), append(password, ui.password)
+		case !ui.hasPassword && tokenUser(ui.user):
+			userinfo, password = append(userinfo, ui.raw), append(password, ui.user)
+		}
+	}
+	return userinfo, password
+}
+
+// minTokenUser is the shortest user name taken for a token.
+const minTokenUser = 20
+
+// tokenUser reports whether a URL's user name (with no password) looks
+// like a credential rather than a person's or a service's name: a token
+// given as the user (https://TOKEN@github.com/o/r, as git and GitLab take
+// one): 20 characters or more of a token's alphabet, letters and digits
+// both. "git", "alice", "deploy-bot" and an e-mail address (its @
+// percent-encoded) are names.
+func tokenUser(u string) bool {
+	if len(u) < minTokenUser {
+		return false
+	}
+	letter, digit := false, false
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '_' || c == '-' || c == '.' || c == '~' || c == '+' || c == '/' || c == '=':
+		default:
+			return false
+		}
+	}
+	return letter && digit
 }
 
 func isSchemeChar(c byte) bool {
@@ -43,20 +92,21 @@ func isSchemeChar(c byte) bool {
 }
 
 // holdsURLPassword reports whether value holds a URL with a password
-// (DATABASE_URL=postgres://app:pw@db/x): a credential, whatever the
+// (DATABASE_URL=postgres://app:pw@db/x) or a token for a user name
+// (REPO_URL=https://ghp_…@github.com/o/r): a credential, whatever the
 // variable's name.
 func holdsURLPassword(value string) bool {
 	ui, _ := urlPasswords(value)
 	return len(ui) > 0
 }
 
-// urlCredentials are the spellings of the passwords in value's URLs that
-// redaction catches, labelled label: "//user:password@" as the URL writes
-// it (whatever the password's length), and the password alone, as
-// written and percent-decoded, when it is minSecretLen long or more and
-// not a plain lowercase word or a ${VAR} placeholder
-// (postgres://postgres:postgres@localhost would otherwise blank
-// "postgres" everywhere).
+// urlCredentials are the spellings of the passwords (and token user
+// names) in value's URLs that redaction catches, labelled label:
+// "//user:password@" as the URL writes it (whatever the password's
+// length), and the password alone, as written and percent-decoded, when
+// it is minSecretLen long or more and not a plain lowercase word or a
+// ${VAR} placeholder (postgres://postgres:postgres@localhost would
+// otherwise blank "postgres" everywhere).
 func urlCredentials(label, value string) []secretVar {
 	uis, pws := urlPasswords(value)
 	var out []secretVar
@@ -79,4 +129,49 @@ func urlCredentials(label, value string) []secretVar {
 // plainWord reports whether s is lowercase letters only.
 func plainWord(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < 'a' || r > 'z' }) < 0
+}
+
+// urlMarker replaces the userinfo of a URL that carries a credential,
+// whoever printed it.
+const urlMarker = "[REDACTED:url-credentials]"
+
+// redactURLCredentials replaces, in any URL of s, a userinfo that looks
+// like a credential with urlMarker (https://[REDACTED:url-credentials]@github.com/o/r):
+// a token as the user name (tokenUser), or a password that is not a
+// placeholder (credentialPassword). The URLs of the environment's and the
+// .env's variables are redacted by value before this, whatever their
+// password.
+func redactURLCredentials(s string) string {
+	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, ui := range urlUserinfos(s) {
+		if ui.at < last {
+			continue
+		}
+		if ui.hasPassword && !credentialPassword(ui.password) || !ui.hasPassword && !tokenUser(ui.user) {
+			continue
+		}
+		b.WriteString(s[last:ui.at])
+		b.WriteString(urlMarker)
+		last = ui.at + len(ui.raw)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialPassword reports whether a URL's password, printed by anyone,
+// is taken for a credential: minSecretLen long or more, not a plain
+// lowercase word (user:password, postgres:postgres: an example's) and not
+// a placeholder ($VAR, ${VAR}, <password>, {{.Password}}, ****, xxxxxx).
+func credentialPassword(pw string) bool {
+	if len(pw) < minSecretLen || plainWord(pw) || strings.ContainsAny(pw[:1], "$<{*") {
+		return false
+	}
+	return strings.Trim(pw, "*xX") != ""
 }

@@ -221,7 +221,7 @@ func (e *engine) childAsk(ctx context.Context, a spawn.Ask) spawn.Answer {
 // gone, the context ended) it is a denial.
 func (e *engine) ask(ctx context.Context, a spawn.Ask) spawn.Answer {
 	if e.perm.allows(a.Tool, a.Subject) {
-		e.send(noticeMsg{text: fmt.Sprintf("allowed %s %s for %s (an \"always\" rule of this session)", a.Tool, firstLine(a.Subject, 80), askWho(a))})
+		e.send(noticeMsg{text: fmt.Sprintf("allowed %s %s for %s (an \"always\" rule of this session)", a.Tool, firstLine(e.cfg.redactor()(a.Subject), 80), askWho(a))})
 		return spawn.Answer{Allow: true}
 	}
 	req := askRequest{ctx: ctx, ask: a, reply: make(chan spawn.Answer, 1)}

@@ -43,7 +43,8 @@ type conversation struct {
 	expand    bool   // tool calls show their output
 	markdown  bool   // render assistant text as markdown
 	color     bool
-	scroll    int // lines scrolled up from the bottom
+	scroll    int                 // lines scrolled up from the bottom
+	redact    func(string) string // every entry's texts as drawn (redact.go)
 
 	md      *mdRenderer
 	mdWidth int
@@ -142,7 +143,13 @@ func (c *conversation) replayUser(m model.Message) {
 func (c *conversation) lines(st styles, width int) []string {
 	var out []string
 	for _, e := range c.entries {
-		if e.cache == nil || e.cacheWidth != width || e == c.streaming || e.kind == entryTool {
+		if e == c.streaming {
+			// Drawn afresh each time and never kept: its last word is held
+			// back while it streams (streamShown).
+			out = append(out, c.render(st, e, width)...)
+			continue
+		}
+		if e.cache == nil || e.cacheWidth != width || e.kind == entryTool {
 			e.cache, e.cacheWidth = c.render(st, e, width), width
 		}
 		out = append(out, e.cache...)
@@ -151,6 +158,7 @@ func (c *conversation) lines(st styles, width int) []string {
 }
 
 func (c *conversation) render(st styles, e *entry, width int) []string {
+	e = c.redacted(e)
 	switch e.kind {
 	case entryUser:
 		return wrapLines(st.user.Render("› ")+clean(e.text, true), width)
@@ -162,6 +170,19 @@ func (c *conversation) render(st styles, e *entry, width int) []string {
 		return wrapLines(st.err.Render("✗ "+clean(e.text, true)), width)
 	}
 	return wrapLines(st.dim.Render(clean(e.text, true)), width)
+}
+
+// redacted is a copy of e to draw: its texts redacted whole, and a
+// streaming answer's last word held back (streamShown).
+func (c *conversation) redacted(e *entry) *entry {
+	d := *e
+	if c.redact != nil {
+		d.text, d.tool, d.summary = c.redact(e.text), c.redact(e.tool), c.redact(e.summary)
+	}
+	if e == c.streaming {
+		d.text = streamShown(d.text)
+	}
+	return &d
 }
 
 func (c *conversation) renderTool(st styles, e *entry, width int) []string {

@@ -39,3 +39,25 @@ func TestTUIRedactsTheProjectEnv(t *testing.T) {
 		t.Errorf("the transcript:\n%s", data)
 	}
 }
+
+// TestTUIScreenRedactsTheModelsWords: the real interactive mode with a
+// GITHUB_TOKEN in its environment and a .env in the project: the root
+// model's own words quoting both (streamed, not a tool's output: no tool
+// redacts them) show the markers on the screen, never the values.
+func TestTUIScreenRedactsTheModelsWords(t *testing.T) {
+	const dotenv, gh = "plum-orchard-4417-velvet", "tok-Quartz-88412-fennel"
+	p := newTUIProject(t, `agents:
+  root:
+    - say: "MODEL-SAYS `+dotenv+` and `+gh+` END"
+`, map[string]string{".env": "DEPLOY_TOKEN=" + dotenv + "\n"})
+	cmdline := append(p.env(t), "GITHUB_TOKEN="+gh)
+	cmdline = append(cmdline, p.brood(t)...)
+	tm := p.tmux(t, strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(p.root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
+	tm.waitFor("ask brood, or /help")
+	tm.typeLine("quote the secrets")
+	s := tm.waitFor("MODEL-SAYS", "END", "ready · ")
+	if strings.Contains(s, dotenv) || strings.Contains(s, gh) || !strings.Contains(s, "[REDACTED:.env:DEPLOY_TOKEN]") || !strings.Contains(s, "[REDACTED:GITHUB_TOKEN]") {
+		t.Errorf("the screen shows a secret, or not its marker:\n%s", s)
+	}
+	tm.exit()
+}

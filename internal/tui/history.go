@@ -24,8 +24,9 @@ type history struct {
 	path    string // "" when there is no state directory: kept for the session only
 	root    string
 	prompts []string
-	pos     int    // len(prompts) when not browsing
-	draft   string // what was typed before ↑
+	pos     int                 // len(prompts) when not browsing
+	draft   string              // what was typed before ↑
+	redact  func(string) string // a prompt as it is kept (nil: as sent)
 }
 
 type historyFile struct {
@@ -76,6 +77,9 @@ func loadHistory(path, root string) (history, error) {
 // (tmp+rename).
 func (h *history) add(prompt string) error {
 	h.pos, h.draft = len(h.prompts), ""
+	if h.redact != nil {
+		prompt = h.redact(prompt) // the file is no place for a secret pasted into a prompt
+	}
 	if prompt == "" || (len(h.prompts) > 0 && h.prompts[len(h.prompts)-1] == prompt) {
 		return nil
 	}

@@ -98,7 +98,7 @@ func (m *Model) sendQueued() {
 func (m *Model) queuedLines(w int) []string {
 	var out []string
 	for _, q := range m.queued {
-		out = append(out, m.st.dim.Render(truncate("⧗ queued: "+firstLine(q, w), w)))
+		out = append(out, m.st.dim.Render(truncate("⧗ queued: "+firstLine(m.redact(q), w), w)))
 	}
 	return out
 }

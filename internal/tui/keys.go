@@ -258,7 +258,7 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 	switch k.String() {
 	case "y", "1":
 		ans = spawn.Answer{Allow: true}
-		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
+		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(m.redact(req.ask.Subject), 100), askWho(req.ask)))
 	case "a", "2":
 		ans = spawn.Answer{Allow: true, Always: true}
 		if path, wrote, note, err := m.eng.perm.add(req.ask.Rules); err != nil {
@@ -271,7 +271,7 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 			}
 		}
 	case "n", "3", "esc":
-		m.notice(entryNotice, fmt.Sprintf("denied: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
+		m.notice(entryNotice, fmt.Sprintf("denied: %s %s (%s)", req.ask.Tool, firstLine(m.redact(req.ask.Subject), 100), askWho(req.ask)))
 	default:
 		return
 	}
@@ -294,7 +294,7 @@ func (m *Model) answerByRules() {
 			continue
 		}
 		r.reply <- spawn.Answer{Allow: true}
-		m.notice(entryNotice, fmt.Sprintf("allowed %s %s for %s (the \"always\" rule just added)", r.ask.Tool, firstLine(r.ask.Subject, 80), askWho(r.ask)))
+		m.notice(entryNotice, fmt.Sprintf("allowed %s %s for %s (the \"always\" rule just added)", r.ask.Tool, firstLine(m.redact(r.ask.Subject), 80), askWho(r.ask)))
 	}
 	m.asks = kept
 }

@@ -34,6 +34,7 @@ const askGuard = 300 * time.Millisecond
 // Model is the interactive mode's state; the engine does the work.
 type Model struct {
 	eng    *engine
+	redact func(string) string // the project's redactor (redact.go)
 	st     styles
 	now    func() time.Time
 	width  int
@@ -84,8 +85,8 @@ func newModel(eng *engine, color bool, now func() time.Time) *Model {
 	}
 	in.SetStyles(ist)
 	in.Focus()
-	m := &Model{eng: eng, st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24, spent: spend.Ledger{}}
-	m.conv.markdown, m.conv.color = true, color
+	m := &Model{eng: eng, redact: eng.cfg.redactor(), st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24, spent: spend.Ledger{}}
+	m.conv.markdown, m.conv.color, m.conv.redact = true, color, m.redact
 	getenv := eng.cfg.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -95,6 +96,7 @@ func newModel(eng *engine, color bool, now func() time.Time) *Model {
 		m.notice(entryError, err.Error())
 	}
 	m.hist = h
+	m.hist.redact = m.redact
 	return m
 }
 
@@ -151,7 +153,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, nil
 	}
-	if m.engineMsg(msg) {
+	if m.engineMsg(redactMsg(msg, m.redact)) {
 		if m.quitting {
 			return m, tea.Quit
 		}

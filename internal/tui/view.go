@@ -42,7 +42,7 @@ func (m *Model) frame() string {
 	lines = append(lines, treeLines...)
 	lines = append(lines, bottom...)
 	for i, l := range lines {
-		lines[i] = truncate(l, w)
+		lines[i] = truncate(m.redact(l), w)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -94,17 +94,17 @@ func (m *Model) askingTasks() map[string]bool {
 func (m *Model) bottom(w int) []string {
 	var out []string
 	if m.approval != nil {
-		box := m.st.askBox.Width(min(w, 118)).Render(approvalText(m.approval, m.now().Sub(m.askShown) >= askGuard))
+		box := m.st.askBox.Width(min(w, 118)).Render(m.redact(approvalText(m.approval, m.now().Sub(m.askShown) >= askGuard)))
 		out = append(out, strings.Split(box, "\n")...)
 	} else if len(m.asks) > 0 {
 		q := askText(m.asks[0].ask, m.now().Sub(m.askShown) >= askGuard)
 		if n := len(m.asks) - 1; n > 0 {
 			q += fmt.Sprintf("\n(%d more waiting)", n)
 		}
-		box := m.st.askBox.Width(min(w, 118)).Render(q)
+		box := m.st.askBox.Width(min(w, 118)).Render(m.redact(q))
 		out = append(out, strings.Split(box, "\n")...)
 	} else if m.picker != nil {
-		box := m.st.askBox.Width(min(w, 118)).Render(m.picker.text(m.eng.modelSpec()))
+		box := m.st.askBox.Width(min(w, 118)).Render(m.redact(m.picker.text(m.eng.modelSpec())))
 		out = append(out, strings.Split(box, "\n")...)
 	}
 	out = append(out, m.queuedLines(w)...)

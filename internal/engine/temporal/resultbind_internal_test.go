@@ -109,7 +109,13 @@ func TestKeyNamesItsCallOfThePlan(t *testing.T) {
 	}}
 	const run = "01M94GP8WHCA3G6AZ1AHXZK600"
 	spec := func(prompt string) call.Spec {
-		return call.Spec{Agent: "explore", Prompt: prompt, Description: "p: " + prompt, TaskID: "01M94GP8WHCA3G6AZ1AHXZK68W", Parent: "workflow " + run}
+		return call.Spec{Agent: "explore", Prompt: prompt, Description: wf.CallDescription("p", &wf.Call{}, prompt), TaskID: "01M94GP8WHCA3G6AZ1AHXZK68W", Parent: "workflow " + run}
+	}
+	// An each over an agent's output: its item is that agent's words, in
+	// an untrusted block (wf.PromptMatches).
+	itemX, err := wf.Render("item {{item}}", map[string]any{"item": "x"})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		key, prompt string
@@ -120,9 +126,10 @@ func TestKeyNamesItsCallOfThePlan(t *testing.T) {
 		{"a/0", "BETA", false},
 		{"a/b", "ALPHA", false},
 		{"a/1", "BETA", false},
-		{"e/3/0", "item x", true},
+		{"e/3/0", itemX, true},
+		{"e/3/0", "item x", false},
 		{"e/3/0", "ALPHA", false},
-		{"e/x/0", "item x", false},
+		{"e/x/0", itemX, false},
 		{"q/r2/0", "find", true},
 		{"q/r2/0", "vote 1", false},
 		{"v/v2", "vote 2", true},
@@ -131,7 +138,7 @@ func TestKeyNamesItsCallOfThePlan(t *testing.T) {
 		{"z/0", "ALPHA", false},
 		{"", "BETA", true},
 	} {
-		err := planCovers(p, run, spec(tc.prompt), tc.key)
+		err := planCovers(p, nil, run, spec(tc.prompt), tc.key)
 		if (err == nil) != tc.ok {
 			t.Errorf("key %q, prompt %q: %v; want admitted %v", tc.key, tc.prompt, err, tc.ok)
 		}

@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -218,7 +217,7 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		if sub.Plan == nil {
 			return fmt.Errorf("the signed plan is missing")
 		}
-		if err := planCovers(sub.Plan, sub.Workflow, in.Spec, in.Key); err != nil {
+		if err := planCovers(sub.Plan, sub.Inputs, sub.Workflow, in.Spec, in.Key); err != nil {
 			return err
 		}
 		if err := planTaskCovers(sub.Workflow, in); err != nil {
@@ -239,8 +238,10 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 
 // planCovers checks a plan call's spec against the plan's calls: the
 // one key names (wf.CallsOfKey), when the workflow names one (brood's own
-// from bound results on: its result's signature names it).
-func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
+// from bound results on: its result's signature names it). Its prompt is
+// the call's template with each hole holding what it may hold on a run of
+// the signed inputs (wf.PromptMatches).
+func planCovers(p *wf.Plan, inputs map[string]any, runID string, s call.Spec, key string) error {
 	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 || s.Session != "" {
 		return fmt.Errorf("the call's options are not a plan call's")
 	}
@@ -272,7 +273,7 @@ func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
 		} else if s.Limits.TimeoutMS != 0 {
 			continue
 		}
-		if templateMatches(c.Prompt, s.Prompt) {
+		if wf.PromptMatches(p, c.Prompt, s.Prompt, inputs) {
 			// The description is the child's first user turn and its
 			// task's label: the call's own in the plan, or derived from
 			// the plan's name and the prompt, never the workflow's choice.
@@ -289,7 +290,7 @@ func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
 	if prompted {
 		return fmt.Errorf("the description of this %s call is not the one the signed plan gives it (its own, or the plan's name and the prompt's first line)", s.Agent)
 	}
-	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs)", s.Agent)
+	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs, or a hole holds what it may not: a value other than the signed inputs', or an agent's words outside their untrusted block)", s.Agent)
 }
 
 // planTaskCovers checks the task a plan's call names, which its
@@ -328,44 +329,6 @@ func planCalls(p *wf.Plan) []*wf.Call {
 		}
 	}
 	return out
-}
-
-// templateMatches reports whether text is tmpl with its {{...}} holes
-// filled with anything: the literal parts appear in order, the first at
-// the start and the last at the end.
-func templateMatches(tmpl, text string) bool {
-	var lits []string
-	rest := tmpl
-	for {
-		i := strings.Index(rest, "{{")
-		if i < 0 {
-			lits = append(lits, rest)
-			break
-		}
-		j := strings.Index(rest[i:], "}}")
-		if j < 0 {
-			lits = append(lits, rest)
-			break
-		}
-		lits = append(lits, rest[:i])
-		rest = rest[i+j+2:]
-	}
-	if len(lits) == 1 {
-		return text == lits[0]
-	}
-	first, last := lits[0], lits[len(lits)-1]
-	if !strings.HasPrefix(text, first) || !strings.HasSuffix(text[len(first):], last) {
-		return false
-	}
-	mid := text[len(first) : len(text)-len(last)]
-	for _, l := range lits[1 : len(lits)-1] {
-		k := strings.Index(mid, l)
-		if k < 0 {
-			return false
-		}
-		mid = mid[k+len(l):]
-	}
-	return true
 }
 
 // sameLine accepts the signed snapshot, or a tree grown from it on the
