@@ -23,7 +23,9 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 	const okOnly = "ok  \texample.com/p2/ok\t0.002s\n"
 	edit := Call{Tool: "Edit", Path: "a.go"}
 	ran := func(cmd, out string) Call { return Call{Tool: "Bash", Command: cmd, Result: out} }
-	failed := func(cmd, out string) Call { return Call{Tool: "Bash", Command: cmd, Result: out + "Exit code 1", IsError: true} }
+	failed := func(cmd, out string) Call {
+		return Call{Tool: "Bash", Command: cmd, Result: out + "Exit code 1", IsError: true}
+	}
 	const notAll = `it does not run all that "go test ./..." ran`
 	for _, tc := range []struct {
 		name  string
