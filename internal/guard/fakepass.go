@@ -83,6 +83,9 @@ func fakedPass(in Input, c Call) string {
 				return why
 			}
 		}
+		if why := runnerRewritten(in, sc); why != "" {
+			return why
+		}
 		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
 			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
 		}
