@@ -63,7 +63,7 @@ func unknownWhy(in Input, c Call, s Segment, isStatus, last bool) string {
 	case goTest:
 		return "which failed with no failure its output names"
 	case last && !isStatus:
-		return "in the same line, whose status is not the line's"
+		return "in the same line, whose status is not the line's (join them with &&)"
 	case !isStatus:
 		return "whose status was not its line's"
 	}
