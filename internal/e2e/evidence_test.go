@@ -75,17 +75,12 @@ func TestEvidenceThroughTheRealCommand(t *testing.T) {
     - tools: [{Bash: {command: "sh pass.sh"}}]`,
 		},
 		{
-			name: "go test failing, piped through tail", status: "rejected",
-			script: `- tools: [{Bash: {command: "go test ./... 2>&1 | tail -n 20"}}]`,
-			want:   []string{`or after set -o pipefail`},
-		},
-		{
 			name: "go test piped through tail", status: "done",
-			script: `- tools: [{Bash: {command: "go test ./ok/ 2>&1 | tail -n 20"}}]`,
+			script: `- tools: [{Bash: {command: "go test ./ok/ 2>&1 | tail -n 20", timeout: 600000}}]`,
 		},
 		{
 			name: "go test failing hidden, then a package", status: "rejected",
-			script: `- tools: [{Bash: {command: "go test ./... >/dev/null; go test ./ok/"}}]`,
+			script: `- tools: [{Bash: {command: "go test ./... >/dev/null; go test ./ok/", timeout: 600000}}]`,
 			want:   []string{`it does not run all that "go test ./..." ran, with its output hidden`},
 		},
 	}

@@ -73,7 +73,7 @@ func (in Input) logOutput(p string) bool {
 }
 
 // logWrites reports a segment that writes only logs (logOutput): a tee
-// to such files, or a redirection into one.
+// to such files (or to none), or a redirection into one.
 func (in Input) logWrites(s Segment) bool {
 	if s.Writes {
 		t := strings.TrimLeft(strings.TrimSpace(s.Source), "0123456789&>|")
@@ -83,15 +83,10 @@ func (in Input) logWrites(s Segment) bool {
 	if len(f) < 2 || f[0] != "tee" {
 		return false
 	}
-	files := 0
 	for _, w := range f[1:] {
-		if strings.HasPrefix(w, "-") {
-			continue
-		}
-		if !in.logOutput(w) {
+		if !strings.HasPrefix(w, "-") && !in.logOutput(w) {
 			return false
 		}
-		files++
 	}
-	return files > 0
+	return true // (a tee of no file writes none)
 }
