@@ -1,7 +1,7 @@
 package guard
 
 import (
-	"bufio"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // A runner the child rewrote (evidence3): `make test` runs the Makefile's
@@ -133,7 +135,7 @@ func lineIsEvidence(in Input, line string) string {
 }
 
 var makeDirective = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(override\s+)?(SHELL|\.SHELLFLAGS|MAKEFLAGS|GNUMAKEFLAGS|MAKEFILES)\s*[:?+!]*=|^\s*\.(ONESHELL|IGNORE|POSIX)\s*:|^\s*(-?include|sinclude)\s`)
+	return regexp.MustCompile(`^\s*(override\s+)?(SHELL|\.SHELLFLAGS|MAKEFLAGS|GNUMAKEFLAGS|MAKEFILES|\.RECIPEPREFIX)\s*[:?+!]*=|^\s*\.(ONESHELL|IGNORE|POSIX|RECIPEPREFIX)\b|^\s*(-?include|sinclude|define|ifeq|ifneq|ifdef|ifndef)\b|\$[({]eval\b`)
 })
 
 var makeAssign = sync.OnceValue(func() *regexp.Regexp {
@@ -141,36 +143,59 @@ var makeAssign = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // makeRewritten judges a make test run when the child changed a
-// makefile: its test target's recipe must be a test run.
+// makefile: each changed makefile's recipe for the target must be a test
+// run (make reads GNUmakefile, makefile or Makefile, whichever is first).
 func makeRewritten(in Input, sc string, changed []string) string {
-	f := changedNamed(changed, "Makefile", "makefile", "GNUmakefile")
-	for _, c := range changed {
-		if strings.HasSuffix(c, ".mk") {
-			return "it changed " + c + ", which make may read: run the test command itself, not through make"
+	targets := strings.Fields(makeTargets(sc))[1:]
+	for _, f := range changed {
+		if strings.HasSuffix(f, ".mk") {
+			return "it changed " + f + ", which make may read: run the test command itself, not through make"
+		}
+		if b := filepath.Base(f); b != "Makefile" && b != "makefile" && b != "GNUmakefile" {
+			continue
+		}
+		text, ok := readSmall(in, f)
+		if !ok {
+			return "it changed " + f + ", which cannot be read now: run the test command itself, not through make"
+		}
+		recipes, env, directive := parseMakefile(text)
+		if directive != "" {
+			return "it changed " + f + ", which now holds " + textline.Line(directive, 80) + " (brood does not read what it makes run): run the test command itself, not through make"
+		}
+		for _, t := range targets {
+			if why := recipeIsEvidence(in, recipes[t], env); why != "" {
+				return "it changed " + f + ", whose " + t + " recipe " + why + ": run the test command itself, not through make"
+			}
 		}
 	}
-	if f == "" {
-		return ""
-	}
-	text, ok := readSmall(in, f)
-	if !ok {
-		return "it changed " + f + ", which cannot be read now: run the test command itself, not through make"
-	}
-	targets := strings.Fields(makeTargets(sc))[1:]
-	var env []string
+	return ""
+}
+
+// parseMakefile reads a makefile's explicit recipes (a later recipe for a
+// target replaces an earlier one, as make does; `t: ; cmd` is one), the
+// variables it exports, and the first directive that makes the rest
+// unreadable to brood ("" none). Continued lines are joined.
+func parseMakefile(text string) (recipes map[string][]string, env []string, directive string) {
+	recipes = map[string][]string{}
 	exportAll := strings.Contains(text, ".EXPORT_ALL_VARIABLES")
-	recipes := map[string][]string{}
 	var cur []string
-	sc2 := bufio.NewScanner(strings.NewReader(text))
-	for sc2.Scan() {
-		line := sc2.Text()
+	fresh := false // the current rule has no recipe line yet
+	addRecipe := func(l string) {
+		for _, t := range cur {
+			if fresh {
+				recipes[t] = nil
+			}
+			recipes[t] = append(recipes[t], strings.TrimSpace(l))
+		}
+		fresh = false
+	}
+	lines := strings.Split(strings.ReplaceAll(text, "\\\n", " "), "\n")
+	for _, line := range lines {
 		if makeDirective().MatchString(line) {
-			return "it changed " + f + ", which now sets " + strings.TrimSpace(line) + ": run the test command itself, not through make"
+			return nil, nil, strings.TrimSpace(line)
 		}
 		if strings.HasPrefix(line, "\t") {
-			for _, t := range cur {
-				recipes[t] = append(recipes[t], strings.TrimSpace(line))
-			}
+			addRecipe(line)
 			continue
 		}
 		if m := makeAssign().FindStringSubmatch(line); m != nil {
@@ -181,16 +206,16 @@ func makeRewritten(in Input, sc string, changed []string) string {
 			continue
 		}
 		cur = nil
-		if head, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			cur = strings.Fields(head)
+		head, rest, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		cur, fresh = strings.Fields(head), true
+		if _, inline, ok := strings.Cut(rest, ";"); ok {
+			addRecipe(inline)
 		}
 	}
-	for _, t := range targets {
-		if why := recipeIsEvidence(in, recipes[t], env); why != "" {
-			return "it changed " + f + ", whose " + t + " recipe " + why + ": run the test command itself, not through make"
-		}
-	}
-	return ""
+	return recipes, env, ""
 }
 
 // recipeIsEvidence says why a recipe is not a test run ("" it is): at
@@ -220,10 +245,6 @@ func recipeIsEvidence(in Input, lines, env []string) string {
 	return ""
 }
 
-var scriptLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-})
-
 // scriptRewritten judges an npm/yarn/pnpm test run when the child
 // changed package.json (its script must be a test run) or an .npmrc.
 func scriptRewritten(in Input, sc string, changed []string) string {
@@ -243,18 +264,20 @@ func scriptRewritten(in Input, sc string, changed []string) string {
 	if !ok {
 		return "it changed " + f + ", which cannot be read now: run the test runner itself"
 	}
-	_, scripts, _ := strings.Cut(text, `"scripts"`)
-	for _, m := range scriptLine().FindAllStringSubmatch(scripts, -1) {
-		if m[1] != name {
-			continue
-		}
-		script := strings.ReplaceAll(m[2], `\"`, `"`)
-		if why := lineIsEvidence(in, script); why != "" {
-			return "it changed " + f + ", whose " + name + " script (" + script + ") " + why + ": run the test runner itself"
-		}
-		return ""
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
 	}
-	return "it changed " + f + ", whose " + name + " script cannot be read: run the test runner itself"
+	script, found := "", false
+	if json.Unmarshal([]byte(text), &pkg) == nil {
+		script, found = pkg.Scripts[name]
+	}
+	if !found {
+		return "it changed " + f + ", whose " + name + " script cannot be read: run the test runner itself"
+	}
+	if why := lineIsEvidence(in, script); why != "" {
+		return "it changed " + f + ", whose " + name + " script (" + textline.Line(script, 120) + ") " + why + ": run the test runner itself"
+	}
+	return ""
 }
 
 var conftestHook = sync.OnceValue(func() *regexp.Regexp {
