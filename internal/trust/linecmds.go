@@ -197,11 +197,17 @@ func stdoutHidden(redirs []*syntax.Redirect, hidden bool) bool {
 }
 
 // detaches reports a command that runs nohup, setsid or disown in command
-// position: after its assignments and any wrapper (env, timeout 5, nice).
+// position: after its assignments and any wrapper (env, timeout 5, nice),
+// or as the program find -exec runs.
 func detaches(c *syntax.CallExpr) bool {
 	var words []string
 	for _, w := range c.Args {
 		words = append(words, wordText(w, ""))
+	}
+	for i, w := range words[:max(len(words)-1, 0)] {
+		if b := filepath.Base(words[i+1]); (w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir") && (b == "nohup" || b == "setsid") {
+			return true
+		}
 	}
 	for i := 0; i < len(words); {
 		b := filepath.Base(words[i])

@@ -36,6 +36,7 @@ func TestLineCommandsOutputAndJobs(t *testing.T) {
 		{"timeout 5 nohup ./w.sh", "./w.sh", false, "", true},
 		{"sleep 9 & disown", "disown", false, "", true},
 		{"echo nohup", "echo nohup", false, "", false},
+		{"find . -name x -exec setsid sh -c 'sleep 9' ';'", "find . -name x -exec setsid sh -c sleep 9 ;", false, "", true},
 	} {
 		cmds, ok := LineCommands(tc.line)
 		if !ok {
