@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A go test piped through tail, tee or cat (evidence3): `go test ./... 2>&1
@@ -15,17 +17,44 @@ import (
 // can drop that line; a line with `set -o pipefail` needs no proof (its
 // status is every element's: trust.StatusCommands).
 
-// provenByOutput reports a Bash call whose one go test, piped only
-// through tail, tee or cat, shows in its whole output that it passed.
+// provenByOutput reports a Bash call whose one test command (go test or
+// pytest), piped only through tail, tee or cat, shows in its whole output
+// that it passed.
 func provenByOutput(in Input, c Call) bool {
 	segs := testSegments(in, c.Command)
-	if len(segs) != 1 || !strings.HasPrefix(segs[0].Words, "go test") || segs[0].Hidden || len(segs[0].Pipe) == 0 {
+	if len(segs) != 1 || segs[0].Hidden || len(segs[0].Pipe) == 0 {
 		return false
 	}
 	if slices.ContainsFunc(segs[0].Pipe, func(p string) bool { return !passthrough(p) }) {
 		return false
 	}
-	return goOutputPassed(c.Result)
+	switch family(runnerOf(in, segs[0].Words)) {
+	case "go":
+		return goOutputPassed(c.Result)
+	case "pytest":
+		return pytestOutputPassed(c.Result)
+	}
+	return false
+}
+
+var pytestSummary = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^=*\s*\d+ passed(, \d+ (skipped|deselected|xfailed|xpassed|warnings?))*( in [\d.]+s( \([\d:]+\))?)?\s*=*$`)
+})
+
+// pytestOutputPassed reports pytest output, whole, whose last line is
+// its summary of a run in which tests passed and none failed or erred
+// (pytest ends every run with that line, which tail keeps).
+func pytestOutputPassed(out string) bool {
+	if clipped(out) {
+		return false
+	}
+	last := ""
+	for line := range strings.Lines(out) {
+		if t := strings.TrimSpace(line); t != "" {
+			last = t
+		}
+	}
+	return pytestSummary().MatchString(last)
 }
 
 // passthrough reports a filter that keeps go test's last line: tail

@@ -54,7 +54,7 @@ func unknownWhy(in Input, c Call, s Segment, isStatus, last bool) string {
 	switch {
 	case s.Hidden:
 		return "with its output hidden"
-	case len(s.Pipe) > 0 && goTest && provenByOutput(in, c):
+	case len(s.Pipe) > 0 && provenByOutput(in, c):
 		return ""
 	case len(s.Pipe) > 0:
 		return "with its output piped through " + s.Pipe[len(s.Pipe)-1]

@@ -90,7 +90,12 @@ func TestPipedTestRun(t *testing.T) {
 		{"| tail of -run XXX", "go test -run XXX ./... | tail", "ok  \texample.com/p2\t0.01s [no tests to run]\n", status},
 		{"| tail with -exec true", "go test -exec true ./... | tail", all, "it ran with -exec"},
 		{"two go tests piped", "go test ./a/ | tail -n 0; go test ./b/ | tail", all, status},
-		{"pytest | tail", "pytest | tail -n 5", "3 passed\n", "or after set -o pipefail"},
+		{"pytest | tail", "pytest -q | tail -n 5", "....\n4 passed in 0.12s\n", ""},
+		{"pytest | tail, with skips", "python3 -m pytest 2>&1 | tail -n 5", "===== 4 passed, 1 skipped, 2 warnings in 0.12s =====\n", ""},
+		{"pytest | tail of a failure", "pytest | tail -n 1", "==== 1 failed, 3 passed in 0.12s ====\n", "or after set -o pipefail"},
+		{"pytest | tail of nothing", "pytest | tail -n 1", "no tests ran in 0.01s\n", "or after set -o pipefail"},
+		{"pytest | grep", "pytest | grep passed", "4 passed in 0.12s\n", "or after set -o pipefail"},
+		{"jest | tail", "npx jest 2>&1 | tail -n 5", "Tests: 3 passed, 3 total\n", "or after set -o pipefail"},
 		{"| tee into the tree", "go test ./... | tee a.go", all, "no test command ran after its last change"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
