@@ -87,6 +87,9 @@ func leftOut(in Input, at int) string {
 			continue
 		}
 		run, skip := patterns(strings.Fields(sc))
+		if len(tests) > 0 && slices.Contains(selectionOf(in, sc).only, "-short") {
+			return fmt.Sprintf("it runs with -short, under which %s may skip itself, and it failed earlier in the task", tests[0])
+		}
 		for _, t := range tests {
 			if !selected(run, skip, t) {
 				return fmt.Sprintf("it leaves out %s (-run/-skip), which failed earlier in the task", t)

@@ -98,6 +98,10 @@ func (sel *selection) readGo(words []string) {
 			value = words[j]
 		}
 		switch name {
+		case "short", "test.short":
+			if value == "" || value == "true" {
+				sel.only = append(sel.only, "-short") // tests may skip themselves
+			}
 		case "run":
 			sel.only = append(sel.only, "-run "+value)
 		case "skip":

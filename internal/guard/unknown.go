@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // Runs whose result is unknown (evidence3). A test command that failed
@@ -109,17 +111,10 @@ func notCovered(in Input, at int) string {
 	status := statusTests(in, in.Calls[at].Command)
 	for _, u := range unknownRuns(in, at) {
 		if !slices.ContainsFunc(status, func(s string) bool { return covers(in, selectionOf(in, s), selectionOf(in, u.words)) }) {
-			return fmt.Sprintf("it does not run all that %q ran, %s earlier in the task or its line", textLine(u.words), u.why)
+			return fmt.Sprintf("it does not run all that %q ran, %s earlier in the task or its line", textline.Line(u.words, 120), u.why)
 		}
 	}
 	return ""
-}
-
-func textLine(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }
 
 // covers reports whether a run selected as s runs all that u ran.
