@@ -24,6 +24,9 @@ type Segment struct {
 	Source     string // as the line writes it
 	Writes     bool   // a redirection into a file
 	Background bool   // it runs in the background
+	Hidden     bool   // its output does not reach the line's (a file, /dev/null, $(...))
+	Pipe       []string
+	Detaches   bool // nohup, setsid or disown in command position
 }
 
 // quietCommands write no file without a redirection, and are not in the
@@ -108,6 +111,8 @@ func (in Input) bashChange(c Call) (change, afterTest bool) {
 // writes reports a segment that may write a file.
 func (in Input) writes(s Segment) bool {
 	switch {
+	case in.logWrites(s):
+		return false
 	case s.Writes:
 		return true
 	case testPrefix(in, s.Words):
@@ -230,7 +235,8 @@ func goBuild(words string) bool {
 
 // startedJob is the first Bash call up to index upto that started a job
 // that may outlive it (-1 none): a command run in the background (`&`,
-// coproc) or through nohup, setsid or disown. The Bash tool keeps such a
+// coproc) or through nohup, setsid or disown in command position (not as
+// an argument: grep setsid notes.txt starts nothing). The Bash tool keeps such a
 // job alive, so it may write after any later test (review #6); a
 // refused call started nothing.
 func (in Input) startedJob(upto int) int {
@@ -242,12 +248,7 @@ func (in Input) startedJob(upto int) int {
 			continue
 		}
 		segs, _ := in.Commands(c.Command)
-		if slices.ContainsFunc(segs, func(s Segment) bool {
-			return s.Background || slices.ContainsFunc(strings.Fields(s.Source), func(w string) bool {
-				b := filepath.Base(w)
-				return b == "nohup" || b == "setsid" || b == "disown"
-			})
-		}) {
+		if slices.ContainsFunc(segs, func(s Segment) bool { return s.Background || s.Detaches }) {
 			return i
 		}
 	}

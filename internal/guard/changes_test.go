@@ -12,7 +12,7 @@ func segments(cmd string) ([]Segment, bool) {
 	lc, ok := trust.LineCommands(cmd)
 	var out []Segment
 	for _, c := range lc {
-		out = append(out, Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background})
+		out = append(out, Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background, Hidden: c.Hidden, Pipe: c.Pipe, Detaches: c.Detaches})
 	}
 	return out, ok
 }

@@ -128,8 +128,8 @@ func testEvidence(in Input) string {
 		last, lastAt = c, i
 	}
 	switch {
-	case last != nil && !last.IsError && !statusIsTests(in, last.Command):
-		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone or joined with &&", textline.Line(last.Command, 160))
+	case last != nil && !last.IsError && !statusIsTests(in, last.Command) && !provenByOutput(in, *last):
+		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone, joined with &&, or after set -o pipefail", textline.Line(last.Command, 160))
 	case last != nil && !last.IsError:
 		if j := in.startedJob(lastAt); j >= 0 {
 			return fmt.Sprintf("%s started a job that may still run (&, nohup, setsid, disown) and write after its last test command %q: a task that leaves a job running has no test evidence; run the tests without leaving jobs running", describe(in.Calls[j]), textline.Line(last.Command, 160))
@@ -138,6 +138,9 @@ func testEvidence(in Input) string {
 			return fmt.Sprintf("its last test command %q exited 0, but %s: that is no evidence that tests pass", textline.Line(last.Command, 160), why)
 		}
 		if why := leftOut(in, lastAt); why != "" {
+			return fmt.Sprintf("its last test command %q exited 0, but %s: a pass of the rest is no evidence that tests pass (run them all, or say in the report which ran)", textline.Line(last.Command, 160), why)
+		}
+		if why := notCovered(in, lastAt); why != "" {
 			return fmt.Sprintf("its last test command %q exited 0, but %s: a pass of the rest is no evidence that tests pass (run them all, or say in the report which ran)", textline.Line(last.Command, 160), why)
 		}
 		return ""

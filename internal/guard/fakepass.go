@@ -73,15 +73,18 @@ func fakedPass(in Input, c Call) string {
 			return why
 		}
 	}
-	for _, sc := range statusTests(in, c.Command) {
+	for _, sc := range judgedTests(in, c) {
 		words := strings.Fields(sc)
-		if why := noRun(sc, words); why != "" {
+		if why := noRun(sc, words, in.outsideTree); why != "" {
 			return why
 		}
 		if strings.HasPrefix(sc, "go test") {
 			if why := notWorkspace(in, c.Command, sc); why != "" {
 				return why
 			}
+		}
+		if why := runnerRewritten(in, sc); why != "" {
+			return why
 		}
 		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
 			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
@@ -123,12 +126,13 @@ func statusTests(in Input, command string) []string {
 // noRun is why one test command's options make its status say nothing of
 // its tests ("" none). Everything after `--` or -args goes to the tests'
 // own binary, and is looked at too (-test.run, --list).
-func noRun(cmd string, words []string) string {
+func noRun(cmd string, words []string, outside func(string) bool) string {
 	if strings.HasPrefix(cmd, "make") {
 		if why := makeNoRun(words); why != "" {
 			return why
 		}
 	}
+	outdir := goOption(words, "outputdir")
 	for j, w := range words[1:] {
 		if w == "-args" || w == "--args" {
 			continue
@@ -145,7 +149,7 @@ func noRun(cmd string, words []string) string {
 				continue
 			}
 			for _, name := range o.opts {
-				if opt == name {
+				if opt == name && !(slices.Contains(profileOptions(), name) && profileOutside(value, outdir, outside)) {
 					return "it ran with " + name + ", which " + o.why
 				}
 			}
@@ -298,4 +302,31 @@ func goTests(in Input, command string) int {
 func makeLetters() map[rune]string {
 	return map[rune]string{'i': "ignores the recipes' failures", 'n': "prints the recipes without running them",
 		'q': "runs no recipe", 't': "touches the targets instead of running their recipes", 'e': "lets the environment override the Makefile's variables"}
+}
+
+// goOption is the value of go test's -name (or --name, -test.name) in
+// words, "" when not given.
+func goOption(words []string, name string) string {
+	for j, w := range words {
+		opt, value, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if !strings.HasPrefix(w, "-") || strings.TrimPrefix(opt, "test.") != name {
+			continue
+		}
+		if !has && j+1 < len(words) {
+			value = words[j+1]
+		}
+		return strings.Trim(value, `'"`)
+	}
+	return ""
+}
+
+// profileOutside reports a file a go test writes after its tests (a
+// profile, a trace, -o's binary; relative ones in -outputdir) that lies
+// outside the workspace: no change to the files the tests ran on.
+func profileOutside(value, outdir string, outside func(string) bool) bool {
+	p := strings.Trim(value, `'"`)
+	if p != "" && !filepath.IsAbs(p) && outdir != "" {
+		p = filepath.Join(outdir, p)
+	}
+	return outside(p)
 }

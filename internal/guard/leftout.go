@@ -41,7 +41,7 @@ func failures(in Input, at int) (tests, pkgs []string) {
 		}
 	}
 	for i, c := range in.Calls[:at+1] {
-		if c.Tool != "Bash" || (!c.IsError && i < at) || in.wasRefused(c) || !isTest(in, c.Command) {
+		if c.Tool != "Bash" || in.wasRefused(c) || !isTest(in, c.Command) || (!c.IsError && i < at && allStatus(in, c.Command)) {
 			continue
 		}
 		for line := range strings.Lines(c.Result) {
@@ -72,20 +72,24 @@ func failures(in Input, at int) (tests, pkgs []string) {
 // package that failed earlier in the task ("" none).
 func leftOut(in Input, at int) string {
 	last := in.Calls[at]
-	for _, sc := range statusTests(in, last.Command) {
-		if _, skip := patterns(strings.Fields(sc)); strings.HasPrefix(sc, "go test") && skip != "" {
-			return fmt.Sprintf("it skips tests (-skip %s)", skip)
+	judged := judgedTests(in, last)
+	for _, sc := range judged {
+		if ex := selectionOf(in, sc).except; len(ex) > 0 {
+			return fmt.Sprintf("it skips tests (%s)", strings.Join(ex, ", "))
 		}
 	}
 	tests, pkgs := failures(in, at)
 	if len(tests) == 0 && len(pkgs) == 0 {
 		return ""
 	}
-	for _, sc := range statusTests(in, last.Command) {
+	for _, sc := range judged {
 		if !strings.HasPrefix(sc, "go test") {
 			continue
 		}
 		run, skip := patterns(strings.Fields(sc))
+		if len(tests) > 0 && slices.Contains(selectionOf(in, sc).only, "-short") {
+			return fmt.Sprintf("it runs with -short, under which %s may skip itself, and it failed earlier in the task", tests[0])
+		}
 		for _, t := range tests {
 			if !selected(run, skip, t) {
 				return fmt.Sprintf("it leaves out %s (-run/-skip), which failed earlier in the task", t)
@@ -162,4 +166,16 @@ func passed(out, pkg string) bool {
 		}
 	}
 	return false
+}
+
+// allStatus reports a line whose every foreground test command is a
+// status command: its exit 0 proved each passed.
+func allStatus(in Input, command string) bool {
+	status := statusTests(in, command)
+	for _, s := range testSegments(in, command) {
+		if !slices.Contains(status, s.Words) {
+			return false
+		}
+	}
+	return true
 }

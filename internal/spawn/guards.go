@@ -255,7 +255,7 @@ func lineSegments(cmd string) ([]guard.Segment, bool) {
 	lc, ok := trust.LineCommands(cmd)
 	segs := make([]guard.Segment, len(lc))
 	for i, c := range lc {
-		segs[i] = guard.Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background}
+		segs[i] = guard.Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background, Hidden: c.Hidden, Pipe: c.Pipe, Detaches: c.Detaches}
 	}
 	return segs, ok
 }

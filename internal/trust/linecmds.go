@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,6 +23,34 @@ type LineCommand struct {
 	// Background: it runs in the background (`&`, coproc), so it may
 	// still run after what the line writes after it.
 	Background bool
+	// Hidden: its standard output does not reach the line's output (sent
+	// to a file or /dev/null, its own or its group's, or captured by a
+	// $(...) substitution).
+	Hidden bool
+	// Pipe are the commands its output is piped through, in order (each
+	// one's words as Words gives them; "?" for one that is no simple
+	// command): what reaches the line's output is the last one's.
+	Pipe []string
+	// Detaches: it starts nohup, setsid or disown in command position
+	// (after assignments and wrappers such as env or timeout), which
+	// leaves a job running after the line.
+	Detaches bool
+}
+
+// lineCtx is what a statement inherits from where the line puts it.
+type lineCtx struct {
+	bg, hidden bool
+	pipe       []string
+}
+
+type lineWalker struct {
+	src string
+	all []lineAt
+}
+
+type lineAt struct {
+	off uint
+	c   LineCommand
 }
 
 // LineCommands are the simple commands of a shell line and its writing
@@ -33,41 +62,168 @@ func LineCommands(command string) (cmds []LineCommand, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	type at struct {
-		off uint
-		c   LineCommand
+	w := &lineWalker{src: command}
+	for _, st := range f.Stmts {
+		w.stmt(st, lineCtx{})
 	}
-	var all []at
-	var walk func(n syntax.Node, bg bool)
-	walk = func(n syntax.Node, bg bool) {
-		syntax.Walk(n, func(n syntax.Node) bool {
-			switch x := n.(type) {
-			case *syntax.Stmt:
-				if (x.Background || x.Coprocess) && !bg {
-					walk(x, true)
-					return false
-				}
-				for _, r := range x.Redirs {
-					if RedirectWrites(r) {
-						all = append(all, at{r.Pos().Offset(), LineCommand{Writes: true, Background: bg, Source: nodeSource(command, r)}})
-					}
-				}
-			case *syntax.CallExpr:
-				words := callWords(x)
-				if len(words) == 0 {
-					return true
-				}
-				all = append(all, at{x.Pos().Offset(), LineCommand{Words: words[0], Source: nodeSource(command, x), Background: bg}})
-			}
-			return true
-		})
-	}
-	walk(f, false)
-	slices.SortStableFunc(all, func(a, b at) int { return int(a.off) - int(b.off) })
-	for _, a := range all {
+	slices.SortStableFunc(w.all, func(a, b lineAt) int { return int(a.off) - int(b.off) })
+	for _, a := range w.all {
 		cmds = append(cmds, a.c)
 	}
 	return cmds, true
+}
+
+// stmt records one statement's writing redirections and its commands.
+func (w *lineWalker) stmt(st *syntax.Stmt, ctx lineCtx) {
+	ctx.bg = ctx.bg || st.Background || st.Coprocess
+	for _, r := range st.Redirs {
+		if RedirectWrites(r) {
+			w.all = append(w.all, lineAt{r.Pos().Offset(), LineCommand{Writes: true, Background: ctx.bg, Source: nodeSource(w.src, r)}})
+		}
+		if r.Word != nil {
+			w.nested(r.Word, ctx)
+		}
+	}
+	ctx.hidden = stdoutHidden(st.Redirs, ctx.hidden)
+	switch x := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		w.nested(x, ctx)
+		words := callWords(x)
+		if len(words) == 0 {
+			return
+		}
+		w.all = append(w.all, lineAt{x.Pos().Offset(), LineCommand{Words: words[0], Source: nodeSource(w.src, x), Background: ctx.bg,
+			Hidden: ctx.hidden, Pipe: ctx.pipe, Detaches: detaches(x)}})
+	case *syntax.BinaryCmd:
+		if x.Op != syntax.Pipe && x.Op != syntax.PipeAll {
+			w.stmt(x.X, ctx)
+			w.stmt(x.Y, ctx)
+			return
+		}
+		elems := pipeline(x)
+		for i, e := range elems {
+			c := ctx
+			c.pipe = append(pipeWords(elems[i+1:]), ctx.pipe...)
+			w.stmt(e, c)
+		}
+	default:
+		w.nested(st.Cmd, ctx)
+	}
+}
+
+// nested records the statements inside n (a group's, a loop's, a
+// substitution's): a substitution's output is captured, not shown.
+func (w *lineWalker) nested(n syntax.Node, ctx lineCtx) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			for _, st := range x.Stmts {
+				w.stmt(st, lineCtx{bg: ctx.bg, hidden: true})
+			}
+			return false
+		case *syntax.ProcSubst:
+			for _, st := range x.Stmts {
+				w.stmt(st, lineCtx{bg: ctx.bg, hidden: true})
+			}
+			return false
+		case *syntax.Stmt:
+			w.stmt(x, ctx)
+			return false
+		}
+		return true
+	})
+}
+
+// pipeline is a pipeline's elements in order.
+func pipeline(b *syntax.BinaryCmd) []*syntax.Stmt {
+	var out []*syntax.Stmt
+	for _, s := range []*syntax.Stmt{b.X, b.Y} {
+		if inner, ok := s.Cmd.(*syntax.BinaryCmd); ok && (inner.Op == syntax.Pipe || inner.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+			out = append(out, pipeline(inner)...)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// pipeWords are the words of the pipeline elements a command's output
+// flows through ("?" for one that is no simple command).
+func pipeWords(elems []*syntax.Stmt) []string {
+	var out []string
+	for _, e := range elems {
+		words := []string{"?"}
+		if c, ok := e.Cmd.(*syntax.CallExpr); ok && len(e.Redirs) == 0 {
+			if w := callWords(c); len(w) > 0 {
+				words = w
+			}
+		}
+		out = append(out, words[0])
+	}
+	return out
+}
+
+// stdoutHidden follows a statement's redirections of descriptors 1 and 2
+// in order: whether descriptor 1 ends in a file, /dev/null or closed
+// (hidden), starting from hidden for the enclosing statement's.
+func stdoutHidden(redirs []*syntax.Redirect, hidden bool) bool {
+	fd := map[string]bool{"1": hidden, "2": hidden} // true: hidden
+	for _, r := range redirs {
+		n := "1"
+		if r.N != nil {
+			n = r.N.Value
+		}
+		target := ""
+		if r.Word != nil {
+			target = r.Word.Lit()
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob:
+			fd[n] = target != "/dev/stdout" && target != "/dev/stderr"
+		case syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
+			fd["1"], fd["2"] = true, true
+		case syntax.DplOut:
+			if d, isFd := fd[target]; isFd {
+				fd[n] = d
+			} else {
+				fd[n] = true // >&- closes it; >&file writes a file
+			}
+		}
+	}
+	return fd["1"]
+}
+
+// detaches reports a command that runs nohup, setsid or disown in command
+// position: after its assignments and any wrapper (env, timeout 5, nice),
+// or as the program find -exec runs.
+func detaches(c *syntax.CallExpr) bool {
+	var words []string
+	for _, w := range c.Args {
+		words = append(words, wordText(w, ""))
+	}
+	for i, w := range words[:max(len(words)-1, 0)] {
+		if b := filepath.Base(words[i+1]); (w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir") && (b == "nohup" || b == "setsid") {
+			return true
+		}
+	}
+	for i := 0; i < len(words); {
+		b := filepath.Base(words[i])
+		switch {
+		case isAssignment(words[i]):
+			i++
+		case b == "nohup" || b == "setsid" || b == "disown":
+			return true
+		default:
+			if _, wrapper := WrapperOptions(b); !wrapper {
+				return false
+			}
+			i = SkipWrapper(words, i)
+		}
+	}
+	return false
 }
 
 // nodeSource is a node's text in the line.

@@ -11,7 +11,10 @@ import (
 // statement's, and in it every command of an && chain, the last element of
 // a pipeline (without pipefail the pipeline's status is its last
 // element's: `go test ./... | tail -5` exits 0 when the tests fail), the
-// last statement of a { } or ( ) group. A command before a `;`, on the left
+// last statement of a { } or ( ) group; every element of a pipeline once
+// the line set pipefail before it (`set -o pipefail; go test ./... | tail`,
+// `set -euo pipefail && …`: a top-level statement before it or the left of
+// its && chain). A command before a `;`, on the left
 // of `||` or on either side of it, negated with `!`, in the background or
 // in an if or loop proves nothing by the line's status. Each is its words
 // joined by single spaces, after VAR=value assignments and wrappers such as
@@ -21,35 +24,65 @@ func StatusCommands(command string) []string {
 	if err != nil || len(f.Stmts) == 0 {
 		return nil
 	}
-	return statusOf(f.Stmts[len(f.Stmts)-1])
+	pipefail := false
+	for _, st := range f.Stmts[:len(f.Stmts)-1] {
+		pipefail = setsPipefail(st, pipefail)
+	}
+	return statusOf(f.Stmts[len(f.Stmts)-1], &pipefail)
 }
 
-func statusOf(st *syntax.Stmt) []string {
+func statusOf(st *syntax.Stmt, pipefail *bool) []string {
 	if st == nil || st.Negated || st.Background || st.Coprocess {
 		return nil
 	}
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
+		*pipefail = setsPipefail(st, *pipefail)
 		return callWords(c)
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt:
-			return append(statusOf(c.X), statusOf(c.Y)...)
+			return append(statusOf(c.X, pipefail), statusOf(c.Y, pipefail)...)
 		case syntax.Pipe, syntax.PipeAll:
-			return statusOf(c.Y)
+			if *pipefail {
+				return append(statusOf(c.X, pipefail), statusOf(c.Y, pipefail)...)
+			}
+			return statusOf(c.Y, pipefail)
 		}
 	case *syntax.Block:
 		if n := len(c.Stmts); n > 0 {
-			return statusOf(c.Stmts[n-1])
+			return statusOf(c.Stmts[n-1], pipefail)
 		}
 	case *syntax.Subshell:
 		if n := len(c.Stmts); n > 0 {
-			return statusOf(c.Stmts[n-1])
+			return statusOf(c.Stmts[n-1], pipefail)
 		}
 	case *syntax.TimeClause:
-		return statusOf(c.Stmt)
+		return statusOf(c.Stmt, pipefail)
 	}
 	return nil
+}
+
+// setsPipefail is whether pipefail is on after the statement st, given
+// on before it: a `set` that turns it on (-o pipefail, -euo pipefail) or
+// off (+o pipefail); any other statement leaves it as it was.
+func setsPipefail(st *syntax.Stmt, on bool) bool {
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Background || len(c.Args) == 0 || wordText(c.Args[0], "") != "set" {
+		return on
+	}
+	words := make([]string, 0, len(c.Args))
+	for _, w := range c.Args[1:] {
+		words = append(words, wordText(w, ""))
+	}
+	for i := 0; i+1 < len(words); i++ {
+		w := words[i]
+		if len(w) < 2 || (w[0] != '-' && w[0] != '+') || !strings.Contains(w[1:], "o") || words[i+1] != "pipefail" {
+			continue
+		}
+		on = w[0] == '-'
+	}
+	return on
 }
 
 // callWords is a simple command's words from its program on, joined.

@@ -1,0 +1,185 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/textline"
+)
+
+// Runs whose result is unknown (evidence3). A test command that failed
+// with its output hidden (`go test ./... >/dev/null`), piped into a
+// filter (`| grep -v FAIL`), run before a `;` (its status is not the
+// line's), or of a runner whose output the guard does not read (pytest,
+// jest, cargo, make, ...) may have failed in a way no output names. The
+// last passing run must then run all it ran (covers): the same runner,
+// the same or more targets (packages, paths; none means the runner's
+// whole suite, but go test's own directory), and no name selection it did
+// not have (-run, -k, -t, a cargo filter). A go test whose output names
+// its failures is judged by those names instead (leftout.go).
+
+// unknownRun is one test command earlier in the task, or in the last
+// run's own line, that may have failed unseen.
+type unknownRun struct {
+	words string // the command's words
+	why   string // what the concern says of it
+}
+
+// unknownRuns are the test commands up to calls[at] whose result the
+// guard cannot read and that may have failed (the passing commands of
+// calls[at] itself excepted).
+func unknownRuns(in Input, at int) []unknownRun {
+	var out []unknownRun
+	for i, c := range in.Calls[:at+1] {
+		if c.Tool != "Bash" || in.wasRefused(c) || !isTest(in, c.Command) {
+			continue
+		}
+		status := statusTests(in, c.Command)
+		for _, s := range testSegments(in, c.Command) {
+			isStatus := slices.Contains(status, s.Words)
+			if isStatus && !c.IsError {
+				continue // exit 0 proves it passed
+			}
+			if why := unknownWhy(in, c, s, isStatus, i == at); why != "" {
+				out = append(out, unknownRun{s.Words, why})
+			}
+		}
+	}
+	return out
+}
+
+// unknownWhy says why one test command's result is unknown ("" when its
+// output, or the line's status, tells it).
+func unknownWhy(in Input, c Call, s Segment, isStatus, last bool) string {
+	goTest := strings.HasPrefix(s.Words, "go test")
+	switch {
+	case s.Hidden:
+		return "with its output hidden"
+	case len(s.Pipe) > 0 && provenByOutput(in, c):
+		return ""
+	case len(s.Pipe) > 0:
+		return "with its output piped through " + s.Pipe[len(s.Pipe)-1]
+	case goTest && (!c.IsError || namesFailures(c.Result)):
+		return "" // its failures, if any, are named in the output
+	case goTest:
+		return "which failed with no failure its output names"
+	case last && !isStatus:
+		return "in the same line, whose status is not the line's (join them with &&)"
+	case !isStatus:
+		return "whose status was not its line's"
+	}
+	return "which failed"
+}
+
+// testSegments are the test commands of a line that run in its
+// foreground, with where their output goes (its status commands alone,
+// shown, without Input.Commands).
+func testSegments(in Input, command string) []Segment {
+	if in.Commands != nil {
+		if segs, ok := in.Commands(command); ok {
+			var out []Segment
+			for _, s := range segs {
+				if !s.Writes && !s.Background && testPrefix(in, s.Words) {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+	}
+	var out []Segment
+	for _, w := range statusTests(in, command) {
+		out = append(out, Segment{Words: w})
+	}
+	return out
+}
+
+// namesFailures reports go test output that names a failed test or
+// package (what failures reads).
+func namesFailures(out string) bool {
+	for line := range strings.Lines(out) {
+		if failedTestLine().MatchString(line) || failedPkgLine().MatchString(strings.TrimRight(line, "\r\n")) || strings.Contains(line, `"Action":"fail"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// notCovered says which unknown run the passing line at calls[at] does
+// not run all of ("" it runs all of each).
+func notCovered(in Input, at int) string {
+	status := statusTests(in, in.Calls[at].Command)
+	for _, u := range unknownRuns(in, at) {
+		if !slices.ContainsFunc(status, func(s string) bool { return covers(in, selectionOf(in, s), selectionOf(in, u.words)) }) {
+			return fmt.Sprintf("it does not run all that %q ran, %s earlier in the task or its line", textline.Line(u.words, 120), u.why)
+		}
+	}
+	return ""
+}
+
+// covers reports whether a run selected as s runs all that u ran.
+func covers(in Input, s, u selection) bool {
+	if s.runner != u.runner {
+		return false
+	}
+	for _, o := range s.only {
+		if !slices.Contains(u.only, o) {
+			return false
+		}
+	}
+	for _, e := range s.except {
+		if !slices.Contains(u.except, e) {
+			return false
+		}
+	}
+	if s.runner == "go test" {
+		return goCovers(s.targets, u.targets)
+	}
+	if len(s.targets) == 0 {
+		return true
+	}
+	for _, t := range u.targets {
+		if !slices.Contains(s.targets, t) {
+			return false
+		}
+	}
+	return len(u.targets) > 0
+}
+
+// goCovers reports whether go test's package patterns s match every
+// package of u's (none: the current directory's).
+func goCovers(s, u []string) bool {
+	norm := func(ps []string) []string {
+		if len(ps) == 0 {
+			return []string{"."}
+		}
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
+			if out[i] == "" {
+				out[i] = "."
+			}
+		}
+		return out
+	}
+	ss, uu := norm(s), norm(u)
+	for _, t := range uu {
+		if !slices.ContainsFunc(ss, func(p string) bool {
+			switch {
+			case p == t:
+				return true
+			case p == "...":
+				// a directory below this one; an import path's first
+				// element has a dot (example.com/x), a file's a suffix
+				return t == "." || !strings.HasPrefix(t, "..") && !strings.Contains(strings.Split(t, "/")[0], ".")
+			case strings.HasSuffix(p, "/..."):
+				base := strings.TrimSuffix(p, "/...")
+				return t == base || strings.HasPrefix(t, base+"/")
+			}
+			return false
+		}) {
+			return false
+		}
+	}
+	return true
+}
