@@ -214,6 +214,9 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 			want.Refs = dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after)
+			if why := ignoredBound(s.before, after); why != "" {
+				j.env.Notes = append(j.env.Notes, why)
+			}
 			if n := len(s.before.NestedLeftOut); n > 0 {
 				j.env.Notes = append(j.env.Notes, fmt.Sprintf("the files of %d nested repositories were not checked (more than brood looks into): %s", n, strings.Join(s.before.NestedLeftOut, ", ")))
 			}
@@ -575,4 +578,16 @@ func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
 		return ""
 	}
 	return path
+}
+
+// ignoredBound says where the walks' account of ignored files was cut
+// (dispatch.TreeState.IgnoredCut, IgnoredUnlisted): "" when it was not.
+func ignoredBound(before, after *dispatch.TreeState) string {
+	switch {
+	case before.IgnoredUnlisted || after.IgnoredUnlisted:
+		return "git could not list the tree's ignored files: Files changed names no ignored file"
+	case before.IgnoredCut > 0 || after.IgnoredCut > 0:
+		return fmt.Sprintf("the tree has more ignored paths than brood compares: %d were not compared, so Files changed may miss ignored files", max(before.IgnoredCut, after.IgnoredCut))
+	}
+	return ""
 }
