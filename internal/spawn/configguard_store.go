@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -160,24 +162,41 @@ func (g *configGuard) undoWorktrees() []string {
 	common := g.git.Common()
 	own := filepath.Join(common, "brood-worktrees") + string(filepath.Separator)
 	var removed []string
-	for _, name := range worktreeDirs(common) {
+	now := worktreeDirs(common)
+	for _, name := range now {
 		if slices.Contains(g.worktrees, name) {
 			continue
 		}
 		dir := filepath.Join(common, "worktrees", name)
+		at := ""
 		if b, err := os.ReadFile(filepath.Join(dir, "gitdir")); err == nil {
-			if gd := filepath.Clean(strings.TrimSpace(string(b))); strings.HasPrefix(gd, own) && exists(gd) {
+			gd := filepath.Clean(strings.TrimSpace(string(b)))
+			if strings.HasPrefix(gd, own) && exists(gd) {
 				continue
 			}
+			// Where the work tree is (its .git file's directory): a
+			// writer may add one wherever it may write, out of the tree
+			// (review commithide P3-1). Its words: quoted.
+			at = fmt.Sprintf(" (its work tree %q)", textline.Line(filepath.Dir(gd), 200))
 		}
 		if os.RemoveAll(dir) == nil {
-			removed = append(removed, ".git/worktrees/"+name)
+			removed = append(removed, ".git/worktrees/"+name+at)
 		}
 	}
-	if len(removed) == 0 {
-		return nil
+	var out []string
+	if len(removed) > 0 {
+		out = append(out, "git configuration changes refused and undone: "+strings.Join(removed, ", ")+" (a linked work tree's git directory the subagent made) — "+gitConfigWhy)
 	}
-	return []string{"git configuration changes refused and undone: " + strings.Join(removed, ", ") + " (a linked work tree's git directory the subagent made) — " + gitConfigWhy}
+	var gone []string
+	for _, name := range g.worktrees {
+		if !slices.Contains(now, name) {
+			gone = append(gone, ".git/worktrees/"+name)
+		}
+	}
+	if len(gone) > 0 {
+		out = append(out, "linked work tree(s) removed from the repository during the subagent's run (git worktree remove or prune; not put back): "+strings.Join(gone, ", "))
+	}
+	return out
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

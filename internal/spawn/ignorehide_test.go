@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -72,4 +73,34 @@ func filesChangedLine(text string) []string {
 		}
 	}
 	return nil
+}
+
+// TestInPlaceWriterWorktreeIsReported (review commithide P3-1): a writer
+// that adds a worktree of the user's repository outside the tree (git
+// worktree add --detach somewhere it may write) and commits there leaves
+// the tree as it was, but the repository's .git/worktrees changed: the
+// configuration guard undoes the worktree's git directory and names it
+// with the work tree's path.
+func TestInPlaceWriterWorktreeIsReported(t *testing.T) {
+	const id = "git -c user.name=e -c user.email=e@e "
+	script := `
+agents:
+  general-purpose:
+    - tools:
+        - Bash: {command: 'w="$(mktemp -d)/elsewhere" && git worktree add -q --detach "$w" && cd "$w" && echo evil > x.go && git add x.go && ` + id + `commit -qm x && echo "$w"'}
+    - say: "## What I did\nlooked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+	p := newProject(t, script, nil)
+	must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "look"})
+	must(t, err)
+	if _, err := os.Stat(filepath.Join(p.root, ".git", "worktrees", "elsewhere")); err == nil {
+		t.Errorf("the worktree's git directory is still in the repository")
+	}
+	if !regexp.MustCompile(`undone: \.git/worktrees/elsewhere \(its work tree "[^"]+/elsewhere"\)`).MatchString(out.Text) {
+		t.Errorf("the worktree is not named with its path:\n%s", out.Text)
+	}
 }
