@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,4 +252,30 @@ func not(b bool) string {
 		return ""
 	}
 	return "not "
+}
+
+// runsNothing are the tools whose calls run no program (so move no git
+// ref): Edit, Write and NotebookEdit only outside any .git directory.
+var runsNothing = []string{"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "Edit", "Write", "NotebookEdit"}
+
+// ranNoCommand reports whether the run's calls, as the parent recorded
+// them, ran no program and wrote into no .git directory: such a child
+// moved no git ref, and a ref that moved during its run is someone
+// else's (report21). False when the record has gaps.
+func (l *callLog) ranNoCommand() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.gaps) > 0 {
+		return false
+	}
+	for _, c := range l.calls {
+		name := tool.CanonicalName(c.Tool)
+		if !slices.Contains(runsNothing, name) {
+			return false
+		}
+		if p := "/" + filepath.ToSlash(c.Path) + "/"; strings.Contains(strings.ToLower(p), "/.git/") {
+			return false
+		}
+	}
+	return true
 }

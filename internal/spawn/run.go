@@ -214,6 +214,12 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 			want.Refs = dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after)
+			if len(want.Refs) > 0 && s.prog != nil && callsHeld(env) && s.prog.calls.ranNoCommand() {
+				// Not its doing (it ran nothing that could): yours, a
+				// hook's, an editor's fetch. Said, never credited to it.
+				j.env.Notes = append(j.env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(want.Refs, 50))
+				want.Refs = nil
+			}
 			if why := ignoredBound(s.before, after); why != "" {
 				j.env.Notes = append(j.env.Notes, why)
 			}
