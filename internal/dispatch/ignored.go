@@ -30,8 +30,12 @@ import (
 const maxIgnored = maxWalk
 
 // maxNewIgnored bounds the files named inside the ignored directories a
-// run made; past it the directory itself is named ("d/").
-const maxNewIgnored = 1000
+// run made, maxNewIgnoredDir inside one of them: past it the directory
+// itself is named ("node_modules/"), not a thousand of its files.
+const (
+	maxNewIgnored    = 200
+	maxNewIgnoredDir = 20
+)
 
 // ignoredDir is the fingerprint of a directory git lists as ignored whole.
 const ignoredDir = "ignored-dir"
@@ -78,8 +82,8 @@ func statPrint(p string) string {
 
 // expandNewIgnored replaces in changed each ignored directory b holds and
 // a did not (made during the run, or newly ignored whole) by the files
-// below it, at most maxNewIgnored in all; a directory whose files were not
-// all named stays on the list as itself ("d/").
+// below it, when there are at most maxNewIgnoredDir of them (and
+// maxNewIgnored in all); else the directory is named as itself ("d/").
 func expandNewIgnored(a, b *TreeState, changed []string) []string {
 	budget := maxNewIgnored
 	out := make([]string, 0, len(changed))
@@ -89,11 +93,14 @@ func expandNewIgnored(a, b *TreeState, changed []string) []string {
 			out = append(out, p)
 			continue
 		}
-		files, whole := walkFiles(b.Root, strings.TrimSuffix(p, "/"), &budget)
-		out = append(out, files...)
+		limit := min(budget, maxNewIgnoredDir)
+		files, whole := walkFiles(b.Root, strings.TrimSuffix(p, "/"), &limit)
 		if !whole {
 			out = append(out, p)
+			continue
 		}
+		budget -= len(files)
+		out = append(out, files...)
 	}
 	return out
 }
