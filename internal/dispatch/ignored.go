@@ -135,3 +135,16 @@ func walkFiles(root, dir string, budget *int) (files []string, whole bool) {
 	// An empty directory made is named as itself.
 	return files, whole && len(files) > 0
 }
+
+// IgnoredBound says where the walks' account of ignored files was cut
+// (TreeState.IgnoredCut, IgnoredUnlisted), for a note: "" when it was
+// not.
+func IgnoredBound(before, after *TreeState) string {
+	switch {
+	case before.IgnoredUnlisted || after.IgnoredUnlisted:
+		return "git could not list the tree's ignored files: Files changed names no ignored file"
+	case before.IgnoredCut > 0 || after.IgnoredCut > 0:
+		return fmt.Sprintf("the tree has more ignored paths than brood compares: %d were not compared, so Files changed may miss ignored files", max(before.IgnoredCut, after.IgnoredCut))
+	}
+	return ""
+}

@@ -213,14 +213,8 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			touched := s.d.parentW.touched(s.pwin)
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
-			want.Refs = dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after)
-			if len(want.Refs) > 0 && s.prog != nil && callsHeld(env) && s.prog.calls.ranNoCommand() {
-				// Not its doing (it ran nothing that could): yours, a
-				// hook's, an editor's fetch. Said, never credited to it.
-				j.env.Notes = append(j.env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(want.Refs, 50))
-				want.Refs = nil
-			}
-			if why := ignoredBound(s.before, after); why != "" {
+			want.Refs = s.itsRefs(dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after))
+			if why := dispatch.IgnoredBound(s.before, after); why != "" {
 				j.env.Notes = append(j.env.Notes, why)
 			}
 			if n := len(s.before.NestedLeftOut); n > 0 {
@@ -586,14 +580,15 @@ func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
 	return path
 }
 
-// ignoredBound says where the walks' account of ignored files was cut
-// (dispatch.TreeState.IgnoredCut, IgnoredUnlisted): "" when it was not.
-func ignoredBound(before, after *dispatch.TreeState) string {
-	switch {
-	case before.IgnoredUnlisted || after.IgnoredUnlisted:
-		return "git could not list the tree's ignored files: Files changed names no ignored file"
-	case before.IgnoredCut > 0 || after.IgnoredCut > 0:
-		return fmt.Sprintf("the tree has more ignored paths than brood compares: %d were not compared, so Files changed may miss ignored files", max(before.IgnoredCut, after.IgnoredCut))
+// itsRefs are the ref changes of the run (dispatch.RefChanges) to credit
+// its child with: none when the parent's own record of its calls (held
+// by Landlock) shows it ran nothing that could move a ref; they are then
+// yours, a hook's or an editor's fetch, said on a note (report21).
+func (s *spawn) itsRefs(refs []string) []string {
+	env := s.j.env
+	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || !s.prog.calls.ranNoCommand() {
+		return refs
 	}
-	return ""
+	env.Notes = append(env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(refs, 50))
+	return nil
 }
