@@ -148,3 +148,32 @@ func IgnoredBound(before, after *TreeState) string {
 	}
 	return ""
 }
+
+// SplitIgnored splits changed (Changed's, between a and b) into the paths
+// git ignored before or after and the others. A path named inside a new
+// ignored directory (expandNewIgnored) is ignored.
+func SplitIgnored(a, b *TreeState, changed []string) (ignored, others []string) {
+	for _, p := range changed {
+		if isIgnored(a, p) || isIgnored(b, p) {
+			ignored = append(ignored, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	return ignored, others
+}
+
+func isIgnored(st *TreeState, p string) bool {
+	if st == nil {
+		return false
+	}
+	if f, ok := st.Files[p]; ok {
+		return f == ignoredDir || strings.HasPrefix(f, "ignored:")
+	}
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if st.Files[dir+"/"] == ignoredDir {
+			return true
+		}
+	}
+	return false
+}

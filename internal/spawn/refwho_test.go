@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
 )
 
@@ -36,6 +37,77 @@ func (h commitHook) Run(ctx context.Context, _ protocol.Hook) protocol.HookReply
 	return protocol.HookReply{}
 }
 
+// buildHook is the user's PreToolUse hook that writes an ignored file in
+// the project while a child runs, as an editor or a build does.
+type buildHook struct {
+	t    *testing.T
+	root string
+}
+
+func (h buildHook) Filter() protocol.HookFilter {
+	return protocol.HookFilter{protocol.HookPreToolUse: {""}}
+}
+
+func (h buildHook) Run(context.Context, protocol.Hook) protocol.HookReply {
+	if err := os.WriteFile(filepath.Join(h.root, "app.log"), []byte("my build\n"), 0o644); err != nil {
+		h.t.Errorf("the user's build: %v", err)
+	}
+	return protocol.HookReply{}
+}
+
+// hookedDispatcher is p's dispatcher with the user's hooks h.
+func hookedDispatcher(t *testing.T, p *project, s settings.Settings, h spawn.ToolHooks) *spawn.Dispatcher {
+	exe, err := os.Executable()
+	must(t, err)
+	d, err := spawn.New(spawn.Config{
+		ProjectRoot: p.root, Workspace: p.root, Registry: p.registry(), Settings: s,
+		Exe: exe, Env: p.env, MaxDepth: 1, SourceAgent: "root",
+		ParentSystem: "You are the root agent.", ParentModel: "script:" + p.script,
+		ParentTools: []string{"Read", "Write", "Edit", "Bash"},
+		Permissions: dispatch.Permissions{Mode: "acceptEdits"},
+		Extras:      brood(),
+		ToolHooks:   h,
+	})
+	must(t, err)
+	return d
+}
+
+// TestIgnoredFileYouWriteDoesNotRejectAReadOnlyChild (report21): a
+// read-only child on a machine without Landlock (its Bash withdrawn, its
+// tree walked before and after it) is not rejected for an ignored file
+// your build writes while it runs (here from your PreToolUse hook): the
+// file is said on a note, as changed while it ran, by whom brood cannot
+// tell.
+func TestIgnoredFileYouWriteDoesNotRejectAReadOnlyChild(t *testing.T) {
+	agents := map[string]string{
+		"looker": "---\nname: looker\ndescription: reads\ntools: Read\n---\nYou look.\n",
+	}
+	script := `
+agents:
+  looker:
+    - tools:
+        - Read: {file_path: 'main.go'}
+    - say: "## What I did\nread\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+	p := newProject(t, script, agents)
+	must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(p.root, ".gitignore"), []byte("*.log\n"), 0o644))
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	d := hookedDispatcher(t, p, p.settings(func(s *settings.Settings) { s.Isolation.NoLandlock = true }), buildHook{t: t, root: p.root})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "looker", Prompt: "look"})
+	must(t, err)
+	if _, err := os.Stat(filepath.Join(p.root, "app.log")); err != nil {
+		t.Fatalf("the user's build wrote nothing during the run: %v\n%s", err, out.Text)
+	}
+	if !strings.Contains(out.Text, `status="done"`) {
+		t.Errorf("the read-only child is not done:\n%s", out.Text)
+	}
+	if !strings.Contains(out.Text, "ignored files changed while it ran (by it, or by your editor or build meanwhile: brood cannot tell): app.log") {
+		t.Errorf("the ignored file is not said:\n%s", out.Text)
+	}
+}
+
 // TestRefMovedByYouIsNotCredited (report21): while an in-place writer
 // that runs no command (it only edits a file) works, you commit in the
 // same repository (here from your PreToolUse hook, during its run). The
@@ -57,18 +129,7 @@ agents:
 	must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
 	git(t, p.root, "add", "-A")
 	git(t, p.root, "commit", "-qm", "init")
-	exe, err := os.Executable()
-	must(t, err)
-	d, err := spawn.New(spawn.Config{
-		ProjectRoot: p.root, Workspace: p.root, Registry: p.registry(), Settings: p.settings(nil),
-		Exe: exe, Env: p.env, MaxDepth: 1, SourceAgent: "root",
-		ParentSystem: "You are the root agent.", ParentModel: "script:" + p.script,
-		ParentTools: []string{"Read", "Write", "Edit", "Bash"},
-		Permissions: dispatch.Permissions{Mode: "acceptEdits"},
-		Extras:      brood(),
-		ToolHooks:   commitHook{t: t, root: p.root, env: p.env},
-	})
-	must(t, err)
+	d := hookedDispatcher(t, p, p.settings(nil), commitHook{t: t, root: p.root, env: p.env})
 	out, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "edit"})
 	must(t, err)
 	if got := gitOut(t, p.root, "log", "-1", "--format=%s"); got != "mine, meanwhile" {

@@ -212,6 +212,9 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			}
 			touched := s.d.parentW.touched(s.pwin)
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
+			if env.ReadOnly {
+				changed = s.ignoredAside(s.before, after, changed)
+			}
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 			want.Refs = s.itsRefs(dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after))
 			if why := dispatch.IgnoredBound(s.before, after); why != "" {
@@ -578,17 +581,4 @@ func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
 		return ""
 	}
 	return path
-}
-
-// itsRefs are the ref changes of the run (dispatch.RefChanges) to credit
-// its child with: none when the parent's own record of its calls (held
-// by Landlock) shows it ran nothing that could move a ref; they are then
-// yours, a hook's or an editor's fetch, said on a note (report21).
-func (s *spawn) itsRefs(refs []string) []string {
-	env := s.j.env
-	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || !s.prog.calls.ranNoCommand() {
-		return refs
-	}
-	env.Notes = append(env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(refs, 50))
-	return nil
 }
