@@ -162,8 +162,7 @@ func (g *configGuard) undoWorktrees() []string {
 	common := g.git.Common()
 	own := filepath.Join(common, "brood-worktrees") + string(filepath.Separator)
 	var removed []string
-	now := worktreeDirs(common)
-	for _, name := range now {
+	for _, name := range worktreeDirs(common) {
 		if slices.Contains(g.worktrees, name) {
 			continue
 		}
@@ -183,20 +182,10 @@ func (g *configGuard) undoWorktrees() []string {
 			removed = append(removed, ".git/worktrees/"+name+at)
 		}
 	}
-	var out []string
-	if len(removed) > 0 {
-		out = append(out, "git configuration changes refused and undone: "+strings.Join(removed, ", ")+" (a linked work tree's git directory the subagent made) — "+gitConfigWhy)
+	if len(removed) == 0 {
+		return nil
 	}
-	var gone []string
-	for _, name := range g.worktrees {
-		if !slices.Contains(now, name) {
-			gone = append(gone, ".git/worktrees/"+name)
-		}
-	}
-	if len(gone) > 0 {
-		out = append(out, "linked work tree(s) removed from the repository during the subagent's run (git worktree remove or prune; not put back): "+strings.Join(gone, ", "))
-	}
-	return out
+	return []string{"git configuration changes refused and undone: " + strings.Join(removed, ", ") + " (a linked work tree's git directory the subagent made) — " + gitConfigWhy}
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
