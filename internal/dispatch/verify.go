@@ -20,8 +20,9 @@ import (
 )
 
 // TreeState fingerprints the files of a work tree that could change: in a
-// git repository, every file git reports as modified or untracked (not
-// ignored), with a hash of its content; outside one, every file's size and
+// git repository, every file git reports as modified or untracked, with a
+// hash of its content, and every ignored path git lists (ignored.go), by
+// its metadata; outside one, every file's size and
 // modification time, up to a bound. Comparing two states says which files
 // changed in between, at a cost that follows the dirty set, not the tree.
 type TreeState struct {
@@ -43,6 +44,11 @@ type TreeState struct {
 	// NestedLeftOut those past its bound.
 	Nested        map[string]*TreeState `json:",omitempty"`
 	NestedLeftOut []string              `json:",omitempty"`
+	// IgnoredCut counts the ignored paths past maxIgnored, not
+	// fingerprinted (ignored.go); IgnoredUnlisted is set when git could
+	// not list the ignored paths at all.
+	IgnoredCut      int  `json:",omitempty"`
+	IgnoredUnlisted bool `json:",omitempty"`
 }
 
 const maxWalk = 20000
@@ -57,7 +63,7 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		out []byte
 		err error
 	}
-	topc, statc := make(chan answer, 1), make(chan answer, 1)
+	topc, statc, ignc := make(chan answer, 1), make(chan answer, 1), make(chan answer, 1)
 	var refs TreeState
 	refsc := make(chan struct{})
 	go func() {
@@ -67,6 +73,15 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	go func() {
 		top, err := gitOutput(ctx, root, "rev-parse", "--show-toplevel")
 		topc <- answer{top, err}
+		if err != nil {
+			ignc <- answer{nil, err}
+			return
+		}
+		// The ignored paths, from the top (its paths are the top's, as
+		// status's are): a file a writer hides by ignoring it is still
+		// its change (ignored.go).
+		out, err := listIgnored(ctx, strings.TrimSpace(string(top)))
+		ignc <- answer{out, err}
 	}()
 	go func() {
 		// The entries whose stat changed, re-hashed or not (diff-files
@@ -76,13 +91,18 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		statc <- answer{out, err}
 	}()
 	out, err := gitOutput(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-	top, stat := <-topc, <-statc
+	top, stat, ign := <-topc, <-statc, <-ignc
 	<-refsc
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
 		st.Head, st.HeadRef, st.Refs = refs.Head, refs.HeadRef, refs.Refs
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
+		}
+		if ign.err == nil {
+			addIgnored(st, ign.out)
+		} else {
+			st.IgnoredUnlisted = true
 		}
 		return st, nil
 	}
@@ -213,8 +233,10 @@ func walkState(root string) (*TreeState, error) {
 	return st, err
 }
 
-// Changed lists the paths whose fingerprint differs between a and b, sorted.
-// Paths under .brood/ (brood's own records) never count.
+// Changed lists the paths whose fingerprint differs between a and b, sorted,
+// ignored ones included (an ignored directory b holds whole and a did not
+// is named by its files: expandNewIgnored). Paths under .brood/ (brood's
+// own records) never count.
 func Changed(a, b *TreeState) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -233,7 +255,9 @@ func Changed(a, b *TreeState) []string {
 		return p == ".brood" || strings.HasPrefix(p, ".brood/")
 	})
 	slices.Sort(out)
-	return out
+	out = expandNewIgnored(a, b, out)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Expect is what the parent knows about a dispatch when it checks the result.

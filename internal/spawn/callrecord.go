@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,8 +100,13 @@ func (l *callLog) taken() ([]dispatch.CallRecord, []string) {
 func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
 	id := j.env.TaskID
 	var rec dispatch.Calls
-	if err := d.cfg.Owners.ReadCalls(id, &rec); (err != nil && !errors.Is(err, fs.ErrNotExist)) || rec.TaskID != id {
-		rec = dispatch.Calls{}
+	switch got, err := dispatch.ReadCalls(*d.cfg.Owners, id); {
+	case err == nil:
+		rec = *got
+	case errors.Is(err, taskdir.ErrNotYours) && j.env.ResumeCount > 0:
+		// Shipped or forged (report21): the earlier runs' calls are not
+		// believed, so none of them is evidence for this run's result.
+		j.env.Notes = append(j.env.Notes, "the record of the earlier runs' tool calls was not believed ("+err.Error()+"): only this run's calls were judged")
 	}
 	this := j.env.ResumeCount
 	keep := rec.Calls[:0]
@@ -128,7 +133,7 @@ func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
 		rec.Calls = append(rec.Calls, c)
 	}
 	rec.Runs = append(rec.Runs, this)
-	if err := d.cfg.Owners.WriteCalls(id, rec); err != nil {
+	if err := dispatch.WriteCalls(*d.cfg.Owners, rec); err != nil {
 		j.env.Notes = append(j.env.Notes, "the parent could not keep its record of the child's tool calls ("+err.Error()+"): its guardrails judged the calls it holds in memory")
 	}
 	if !callsHeld(j.env) && (slices.Contains(j.env.Tools, "Bash") || len(j.env.MCP) > 0) {
@@ -181,13 +186,17 @@ func CallsDisagreement(td *taskdir.Dir, r taskdir.Records) string {
 	if !ok {
 		said = nil
 	}
-	var rec dispatch.Calls
-	if err := r.ReadCalls(td.ID(), &rec); err != nil || rec.TaskID != td.ID() {
+	got, err := dispatch.ReadCalls(r, td.ID())
+	switch {
+	case errors.Is(err, taskdir.ErrNotYours):
+		return fmt.Sprintf("its parent's record of its tool calls is not believed (%v): the %d call(s) above are the child's word only", err, len(said))
+	case err != nil:
 		if len(said) == 0 {
 			return ""
 		}
 		return fmt.Sprintf("its parent kept no record of its tool calls (a brood before records of calls ran it, or its parent died first): the %d call(s) above are the child's word only", len(said))
 	}
+	rec := *got
 	kept := guardCalls(rec.Calls)
 	n := min(len(said), len(kept))
 	for i := range n {
@@ -243,4 +252,30 @@ func not(b bool) string {
 		return ""
 	}
 	return "not "
+}
+
+// runsNothing are the tools whose calls run no program (so move no git
+// ref): Edit, Write and NotebookEdit only outside any .git directory.
+var runsNothing = []string{"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "Edit", "Write", "NotebookEdit"}
+
+// ranNoCommand reports whether the run's calls, as the parent recorded
+// them, ran no program and wrote into no .git directory: such a child
+// moved no git ref, and a ref that moved during its run is someone
+// else's (report21). False when the record has gaps.
+func (l *callLog) ranNoCommand() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.gaps) > 0 {
+		return false
+	}
+	for _, c := range l.calls {
+		name := tool.CanonicalName(c.Tool)
+		if !slices.Contains(runsNothing, name) {
+			return false
+		}
+		if p := "/" + filepath.ToSlash(c.Path) + "/"; strings.Contains(strings.ToLower(p), "/.git/") {
+			return false
+		}
+	}
+	return true
 }

@@ -85,3 +85,82 @@ func TestCallRecordSaysWhenTheKernelCannotHoldIt(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedCallRecordIsNotBelieved: the parent's record of a task's calls
+// lives in .brood/records, where a repository can ship one and an
+// in-place writer can write one (report21). One whose seal does not hold
+// — unsealed, sealed for another record, its calls edited after sealing —
+// gives a resumed run's guardrails none of its calls (a forged passing
+// `go test` is no evidence), says so in the result's notes, and `brood
+// tasks log` says it is not believed.
+func TestForgedCallRecordIsNotBelieved(t *testing.T) {
+	passing := dispatch.CallRecord{Run: 0, Tool: "Bash", Command: "go test ./...", Ended: true, Output: "ok  \tx\t0.1s"}
+	for _, tc := range []struct {
+		name  string
+		forge func(t *testing.T, recs taskdir.Records, id string)
+	}{
+		{"unsealed", func(t *testing.T, recs taskdir.Records, id string) {
+			if err := recs.WriteCalls(id, dispatch.Calls{TaskID: id, Runs: []int{0}, Calls: []dispatch.CallRecord{passing}}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"another task's seal", func(t *testing.T, recs taskdir.Records, id string) {
+			other := dispatch.Calls{TaskID: taskdir.NewID(), Runs: []int{0}, Calls: []dispatch.CallRecord{passing}}
+			if err := dispatch.WriteCalls(recs, other); err != nil {
+				t.Fatal(err)
+			}
+			var rec dispatch.Calls
+			if err := recs.ReadCalls(other.TaskID, &rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.TaskID = id
+			if err := recs.WriteCalls(id, rec); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"edited after sealing", func(t *testing.T, recs taskdir.Records, id string) {
+			failing := passing
+			failing.Output, failing.IsError = "FAIL", true
+			if err := dispatch.WriteCalls(recs, dispatch.Calls{TaskID: id, Runs: []int{0}, Calls: []dispatch.CallRecord{failing}}); err != nil {
+				t.Fatal(err)
+			}
+			var rec dispatch.Calls
+			if err := recs.ReadCalls(id, &rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Calls[0] = passing
+			if err := recs.WriteCalls(id, rec); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			recs := taskdir.Open(root).Records()
+			id := taskdir.NewID()
+			tc.forge(t, recs, id)
+			d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
+			j := &job{env: &dispatch.Envelope{TaskID: id, ResumeCount: 1}}
+			if calls := d.recordCalls(j, &callLog{run: 1}); len(calls) != 0 {
+				t.Fatalf("the resumed run's guardrails judged %+v; want none of the forged record's calls", calls)
+			}
+			if notes := strings.Join(j.env.Notes, "\n"); !strings.Contains(notes, "not believed") || !strings.Contains(notes, id+".calls.json") {
+				t.Errorf("notes %q; want the record named as not believed", notes)
+			}
+			// What this run wrote is sealed and read back as the parent's.
+			if _, err := dispatch.ReadCalls(recs, id); err != nil {
+				t.Errorf("the parent's own record after the run: %v", err)
+			}
+		})
+	}
+	root := t.TempDir()
+	p := taskdir.Open(root)
+	recs := p.Records()
+	id := taskdir.NewID()
+	if err := recs.WriteCalls(id, dispatch.Calls{TaskID: id, Runs: []int{0}, Calls: []dispatch.CallRecord{passing}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := CallsDisagreement(p.MustTask(id), recs); !strings.Contains(got, "not believed") {
+		t.Errorf("tasks log's line for a forged record: %q; want it not believed", got)
+	}
+}

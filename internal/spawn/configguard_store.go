@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -165,13 +167,19 @@ func (g *configGuard) undoWorktrees() []string {
 			continue
 		}
 		dir := filepath.Join(common, "worktrees", name)
+		at := ""
 		if b, err := os.ReadFile(filepath.Join(dir, "gitdir")); err == nil {
-			if gd := filepath.Clean(strings.TrimSpace(string(b))); strings.HasPrefix(gd, own) && exists(gd) {
+			gd := filepath.Clean(strings.TrimSpace(string(b)))
+			if strings.HasPrefix(gd, own) && exists(gd) {
 				continue
 			}
+			// Where the work tree is (its .git file's directory): a
+			// writer may add one wherever it may write, out of the tree
+			// (review commithide P3-1). Its words: quoted.
+			at = fmt.Sprintf(" (its work tree %q)", textline.Line(filepath.Dir(gd), 200))
 		}
 		if os.RemoveAll(dir) == nil {
-			removed = append(removed, ".git/worktrees/"+name)
+			removed = append(removed, ".git/worktrees/"+name+at)
 		}
 	}
 	if len(removed) == 0 {

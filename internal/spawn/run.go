@@ -212,8 +212,14 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			}
 			touched := s.d.parentW.touched(s.pwin)
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
+			if env.ReadOnly {
+				changed = s.ignoredAside(s.before, after, changed)
+			}
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
-			want.Refs = dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after)
+			want.Refs = s.itsRefs(dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after))
+			if why := dispatch.IgnoredBound(s.before, after); why != "" {
+				j.env.Notes = append(j.env.Notes, why)
+			}
 			if n := len(s.before.NestedLeftOut); n > 0 {
 				j.env.Notes = append(j.env.Notes, fmt.Sprintf("the files of %d nested repositories were not checked (more than brood looks into): %s", n, strings.Join(s.before.NestedLeftOut, ", ")))
 			}

@@ -27,10 +27,11 @@ func (r Records) Sealed() bool { return r.own }
 // Path is the records directory.
 func (r Records) Path() string { return filepath.Join(r.project.base, r.rel) }
 
-// OwnerPath, VerdictPath and KillPath are the files of task id's records.
+// OwnerPath, VerdictPath, KillPath and CallsPath are the files of task id's records.
 func (r Records) OwnerPath(id string) string   { return filepath.Join(r.Path(), id+ownerSuffix) }
 func (r Records) VerdictPath(id string) string { return filepath.Join(r.Path(), id+verdictSuffix) }
 func (r Records) KillPath(id string) string    { return filepath.Join(r.Path(), id+killSuffix) }
+func (r Records) CallsPath(id string) string   { return filepath.Join(r.Path(), id+callsSuffix) }
 
 // ReadOwner, ReadVerdict and ReadKill read task id's records into v.
 func (r Records) ReadOwner(id string, v any) error   { return r.read(id+ownerSuffix, v) }
