@@ -60,8 +60,11 @@ var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its p
 // whether the task's records show it waiting for a pool slot: the look for
 // its child then stops at once with ErrQueued. Those records may be the
 // owner's to write (a nested task's): they only ever stop the look, never
-// choose what is signalled.
-func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool) (Killed, error) {
+// choose what is signalled. found (nil: none) runs once the task's child is
+// found and pinned, before any signal: `brood tasks kill` records the kill
+// there, so a kill that finds nothing to stop records nothing; an error
+// from it stops the kill with nothing signalled.
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool, found func() error) (Killed, error) {
 	var k Killed
 	owners, err := lockHolders(lockPath)
 	if err != nil {
@@ -83,6 +86,11 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, que
 			unix.Close(c.pidfd)
 		}
 	}()
+	if found != nil {
+		if err := found(); err != nil {
+			return k, err
+		}
+	}
 	k.How = "SIGTERM"
 	for _, c := range kids {
 		k.PIDs = append(k.PIDs, c.pid)

@@ -105,7 +105,7 @@ func TestKillTaskFindsAChildMidExec(t *testing.T) {
 	if kids := taskChildren(id, []int{os.Getpid()}); len(kids) != 0 {
 		t.Fatalf("the child was the task's at once (%d found): the test did not reach its scenario", len(kids))
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err != nil {
 		t.Fatalf("KillTask: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestKillTaskRefusesAnImpostor(t *testing.T) {
 	if !marked() {
 		t.Fatalf("the impostor never took the marker as its argv[0]: the test did not reach its scenario")
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err == nil {
 		t.Fatalf("KillTask stopped %v and said so: an argv[0] was taken for the task's child", k.PIDs)
 	}
@@ -180,7 +180,7 @@ func TestKillTaskRefusesAnImpostor(t *testing.T) {
 func TestKillTaskSaysQueuedAtOnce(t *testing.T) {
 	dir := holdTask(t)
 	start := time.Now()
-	_, err := KillTask(t.Context(), "01TESTQUEUED", dir, 100*time.Millisecond, func() bool { return true })
+	_, err := KillTask(t.Context(), "01TESTQUEUED", dir, 100*time.Millisecond, func() bool { return true }, nil)
 	if !errors.Is(err, ErrQueued) {
 		t.Fatalf("KillTask of a queued task: %v, want ErrQueued", err)
 	}
@@ -228,7 +228,7 @@ func TestKillTaskRefusesAReparentedNSInit(t *testing.T) {
 	if imp == 0 {
 		t.Fatal("no impostor re-parented to the owner: the test did not reach its scenario")
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err == nil || slices.Contains(k.PIDs, imp) {
 		t.Fatalf("KillTask: %+v, %v: the re-parented namespace init %d was taken for the task's child", k, err, imp)
 	}
@@ -259,5 +259,32 @@ func TestInitUnderAReaper(t *testing.T) {
 				t.Errorf("initUnder(%v, %v) = %v, want %v", tc.child, tc.parent, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestKillTaskCallsFoundOnlyForAChild: found (where `brood tasks kill`
+// records the kill) runs only once the task's child is found and before
+// any signal: not for a kill that finds none, and an error from it stops
+// the kill with the child untouched.
+func TestKillTaskCallsFoundOnlyForAChild(t *testing.T) {
+	dir := holdTask(t)
+	calls := 0
+	found := func() error { calls++; return errors.New("cannot record") }
+	if _, err := KillTask(t.Context(), "01TESTNOCHILD", dir, 100*time.Millisecond, func() bool { return false }, found); err == nil || calls != 0 {
+		t.Fatalf("a kill with no child: err %v, found called %d times; want an error and no call", err, calls)
+	}
+	id := "01TESTFOUND"
+	dur := uniqueSleep()
+	child := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, depth.Marker{Task: id, Depth: 1, Max: 1}.String(), dur)
+	sandbox.AddNamespaces(child, syscall.CLONE_NEWPID, nil)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if _, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, found); err == nil || err.Error() != "cannot record" || calls != 1 {
+		t.Fatalf("found failed: err %v, found called %d times; want its error, once", err, calls)
+	}
+	if len(procsWith(dur)) == 0 {
+		t.Fatal("the child was signalled although found failed")
 	}
 }

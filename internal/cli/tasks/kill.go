@@ -87,12 +87,6 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	if t.Status != dispatch.StatusRunning {
 		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
-	// Recorded before any signal, in the project's records (out of the
-	// child's reach): its owner and every listing then say a person stopped
-	// it, never "cancelled" or "running".
-	if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
-		return pool.Killed{}, fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
-	}
 	// Never a pid from the task's records (the child writes them, and pid 1
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
@@ -105,7 +99,18 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 		n, err := dispatch.LoadTask(f.ProjectRoot, t.ID)
 		return err == nil && n.Status == dispatch.StatusQueued
 	}
-	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued)
+	// Recorded once its child is found and before any signal, in the
+	// project's records (out of the child's reach): its owner and every
+	// listing then say a person stopped it, never "cancelled" or "running";
+	// a kill that finds no child to stop records nothing, so the listing
+	// never says killed of a task that runs on.
+	record := func() error {
+		if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
+			return fmt.Errorf("cannot record the kill of task %s (nothing was signalled): %w", t.ID, err)
+		}
+		return nil
+	}
+	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued, record)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
 	}
