@@ -47,6 +47,11 @@ func EnterFromEnv() (Entered, error) {
 	if e, ok := reentered(); ok {
 		return e, nil
 	}
+	// The init of a PID namespace of its own sees its own processes only
+	// (pool: under every containment), before any view below is built.
+	if err := sandbox.MountOwnProc(); err != nil {
+		fmt.Fprintf(os.Stderr, "brood: %v: this child sees the host's /proc (every process's command line)\n", err)
+	}
 	v, ok, err := sandbox.TakeEnv(envVar)
 	if err != nil {
 		return Entered{}, fmt.Errorf("isolate: %w", err)
