@@ -288,3 +288,65 @@ func TestKillTaskCallsFoundOnlyForAChild(t *testing.T) {
 		t.Fatal("the child was signalled although found failed")
 	}
 }
+
+// nsOwnerMain is the test binary as a nested task's owner that is its PID
+// namespace's init (a pool child with a namespace of its own): it holds
+// the task's lock (POOL_DIR) and starts the task's child as a pool does,
+// the init of a PID namespace of its own with the task's marker as argv[0]
+// (os/exec holds a pidfd of it), then waits for it.
+func nsOwnerMain() {
+	lock, err := os.Open(os.Getenv("POOL_DIR"))
+	if err != nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) != nil {
+		os.Exit(7)
+	}
+	c := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, os.Getenv("POOL_MARKER"), os.Getenv("POOL_SLEEP"))
+	sandbox.AddNamespaces(c, syscall.CLONE_NEWPID, nil)
+	if err := c.Start(); err != nil {
+		os.Exit(8)
+	}
+	_ = c.Wait()
+	os.Exit(0)
+}
+
+// TestKillTaskTakesAnInitOwnersOwnChild: a nested task's owner that is
+// its PID namespace's init (as every pool child is once it has a PID
+// namespace of its own) reaps orphans, so being a namespace init under it
+// proves nothing by itself (TestKillTaskRefusesAReparentedNSInit); the
+// child it started itself, of which it holds a pidfd, is the task's and is
+// stopped (review prochide P1: a nested task could not be killed).
+func TestKillTaskTakesAnInitOwnersOwnChild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := "01TESTINITOWNER"
+	marker := depth.Marker{Task: id, Depth: 2, Max: 3}.String()
+	dur := uniqueSleep()
+	owner := exec.Command(os.Args[0])
+	owner.Env = append(os.Environ(), "POOL_CHILD=nsowner", "POOL_DIR="+dir, "POOL_MARKER="+marker, "POOL_SLEEP="+dur)
+	sandbox.AddNamespaces(owner, syscall.CLONE_NEWPID, nil)
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the owner's child runs
+	var kid int
+	for kid == 0 && time.Now().Before(deadline) {
+		for _, pid := range procsWith(dur) {
+			if m, ok := depth.Parse(depth.Argv0(pid)); ok && m.Task == id && pidNSInit(pid) {
+				kid = pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if kid == 0 || !pidNSInit(owner.Process.Pid) {
+		t.Fatalf("the owner (an init: %v) started no marked namespace init: the test did not reach its scenario", pidNSInit(owner.Process.Pid))
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
+	if err != nil || !slices.Equal(k.PIDs, []int{kid}) {
+		t.Fatalf("KillTask: %+v, %v; want the owner's own child %d stopped", k, err, kid)
+	}
+	if left := procsWith(dur); len(left) > 0 {
+		t.Fatalf("the task's child %v outlived the kill", left)
+	}
+}
