@@ -86,3 +86,43 @@ func countPrefixed(lines []string, prefix string) int {
 	}
 	return n
 }
+
+// TestAChildReapsTheOrphansHandedToIt (review prochide P2): a child that
+// is its PID namespace's init is handed every orphan of its commands (a
+// `(cmd &)` in a subshell). It reaps them: none is left a zombie for the
+// next command to see (they filled its process limit of 2048 and killed
+// it), and the child's own commands' statuses still reach it (the reaper
+// takes none of them: a false exit status would say so).
+func TestAChildReapsTheOrphansHandedToIt(t *testing.T) {
+	for _, c := range containments {
+		t.Run(c.name, func(t *testing.T) {
+			p := newProject(t, nil)
+			spawn := `for i in $(seq 1 300); do (true &); done; echo spawned`
+			// Polled, bounded: the reaper runs on SIGCHLD, beside this.
+			count := `for i in $(seq 1 400); do n=$(grep -l '^State:[[:space:]]*Z' /proc/[0-9]*/status 2>/dev/null | wc -l); [ "$n" = 0 ] && break; sleep 0.05; done; echo "zombies: $n"; sh -c 'exit 7'; echo "status: $?"`
+			mdl := p.script("reap.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: spawner, prompt: "spawn"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: `+strconv.Quote(spawn)+`}
+    - tools:
+        - Bash: {command: `+strconv.Quote(count)+`}
+    - say: "spawned"
+`)
+			code, out, errs := p.brood(t.Context(), []string{c.env}, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			got := bashOutputs(t, p, "")
+			if !strings.Contains(got, "spawned") || !strings.Contains(got, "status: 7") {
+				t.Fatalf("the child's commands did not run as asked:\n%s", got)
+			}
+			if !strings.Contains(got, "zombies: 0\n") {
+				t.Errorf("the child left its commands' orphans zombies:\n%s", firstLineWith(got, "zombies: "))
+			}
+		})
+	}
+}

@@ -44,6 +44,9 @@ import (
 // Mounts are per process (the namespace was chosen at clone), so Go's
 // threads are not a concern here.
 func EnterFromEnv() (Entered, error) {
+	// A child that is its PID namespace's init reaps the orphans handed
+	// to it (every command's `(cmd &)`), once its view is built.
+	defer sandbox.ReapOrphans()
 	if e, ok := reentered(); ok {
 		return e, nil
 	}
