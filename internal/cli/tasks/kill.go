@@ -33,10 +33,11 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 The process stopped is proven the task's from the kernel's tables: its
 parent holds the task's lock, and it is in the cgroup, or is the PID
 namespace's init, its parent's pool made for it. A nested task (a
-subagent's subagent) runs under a confined parent that can give it
-neither, so it cannot be told from a process its parent's tools started:
-it is not signalled. Stop its parent's task instead (brood tasks kill
-PARENT-ID: the parent's children end with it), or ask the parent.`,
+subagent's subagent) whose confined parent could give it neither cannot
+be told from a process its parent's tools started: it is not signalled.
+Stop its parent's task instead (brood tasks kill PARENT-ID: the parent's
+children end with it), or ask the parent. A kill that finds nothing to
+stop records nothing: the task is still listed as running.`,
 		Args: cobra.ExactArgs(1),
 	}
 	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
