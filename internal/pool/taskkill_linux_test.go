@@ -1,11 +1,14 @@
 package pool
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -302,6 +305,7 @@ func nsOwnerMain() {
 	c := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, os.Getenv("POOL_MARKER"), os.Getenv("POOL_SLEEP"))
 	sandbox.AddNamespaces(c, syscall.CLONE_NEWPID, nil)
 	if err := c.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "start the task's child: %v\n", err)
 		os.Exit(8)
 	}
 	_ = c.Wait()
@@ -325,13 +329,28 @@ func TestKillTaskTakesAnInitOwnersOwnChild(t *testing.T) {
 	owner := exec.Command(os.Args[0])
 	owner.Env = append(os.Environ(), "POOL_CHILD=nsowner", "POOL_DIR="+dir, "POOL_MARKER="+marker, "POOL_SLEEP="+dur)
 	sandbox.AddNamespaces(owner, syscall.CLONE_NEWPID, nil)
+	var stderr bytes.Buffer
+	owner.Stderr = &stderr
 	if err := owner.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { owner.Process.Kill(); owner.Wait() }()
+	ended := make(chan error, 1)
+	go func() { ended <- owner.Wait() }()
+	defer func() { owner.Process.Kill(); <-ended }()
 	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the owner's child runs
 	var kid int
 	for kid == 0 && time.Now().Before(deadline) {
+		select {
+		case err := <-ended:
+			ended <- err
+			if strings.Contains(stderr.String(), "start the task's child") {
+				// A PID namespace within the owner's cannot be made here
+				// (as an unprivileged user, a nested user namespace's maps).
+				t.Skipf("the owner cannot start a child in a PID namespace of its own here: %v: %s", err, stderr.String())
+			}
+			t.Fatalf("the owner ended: %v: %s", err, stderr.String())
+		default:
+		}
 		for _, pid := range procsWith(dur) {
 			if m, ok := depth.Parse(depth.Argv0(pid)); ok && m.Task == id && pidNSInit(pid) {
 				kid = pid
