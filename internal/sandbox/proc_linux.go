@@ -94,7 +94,10 @@ const ownProcMounted = "BROOD_OWN_PROC_MOUNTED"
 // unreadable. The Layer hides paths outside /proc only (another project's
 // .brood); the rule grants nothing the host's /proc did not. The ruleset
 // is shared with the parent's other children: the rule is on this
-// process's own /proc root, which no other child reaches.
+// process's own /proc root, which no other child reaches. It stays in that
+// ruleset for the parent's life, one rule per child started (a rule is
+// never removed; its object is released with that /proc): bounded by the
+// children a parent starts, left so (review prochide P3-5).
 func ownProcRule(rfd int) error {
 	if _, ok := os.LookupEnv(ownProcMounted); !ok {
 		return nil
