@@ -41,7 +41,9 @@ func scanAncestry() []Found {
 		found = append(found, Found{Marker: m, From: SourceAncestry})
 	}
 	pid := parentOf("self")
-	for i := 0; pid > 1 && i < maxAncestors; i++ {
+	// Down to pid 1: in a child's PID namespace (pool) the child itself
+	// is its init.
+	for i := 0; pid >= 1 && i < maxAncestors; i++ {
 		id := strconv.Itoa(pid)
 		if m, ok := Parse(argv0(id)); ok {
 			found = append(found, Found{Marker: m, From: SourceAncestry, PID: pid})

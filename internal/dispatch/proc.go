@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Proc is what /proc/<pid>/stat says of a process that matters to brood.
@@ -91,4 +92,17 @@ func Procs() []Proc {
 		}
 	}
 	return out
+}
+
+// OwnPIDNS is the inode of this process's PID namespace (/proc/self/ns/pid),
+// 0 when it cannot be read.
+func OwnPIDNS() uint64 {
+	fi, err := os.Stat("/proc/self/ns/pid")
+	if err != nil {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
 }

@@ -303,6 +303,11 @@ type Log struct {
 	// PID and Host identify the live child, so a listing can tell a running
 	// task from one whose process died without a result.
 	PID int `json:"pid,omitempty"`
+	// PIDNS is the inode of the PID namespace PID is numbered in (its
+	// recorder's, OwnPIDNS): a nested task's parent, init of a namespace
+	// of its own, numbers it there. A reader in another namespace cannot
+	// check that pid (0: an older record, checked as it was).
+	PIDNS uint64 `json:"pid_ns,omitempty"`
 }
 
 // WriteJSON writes v to path atomically: a temporary file in the same

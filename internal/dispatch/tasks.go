@@ -60,7 +60,9 @@ type Task struct {
 	records *taskdir.Records // where Owner and Verdict were found
 	// owned and alive are what the kernel said before the records were
 	// read: an owner held the task's lock; the child recorded in Log ran.
-	owned, alive bool
+	// checked says Log's pid could be checked at all (it is numbered in
+	// this reader's PID namespace).
+	owned, alive, checked bool
 }
 
 // Files is the task's directory.
@@ -109,7 +111,7 @@ func LoadTaskDir(td *taskdir.Dir) (*Task, error) {
 	// cancelled (its parent SIGKILLed), and an owner that wrote its verdict
 	// and let go meanwhile left a result "not verified".
 	t.owned = LockedDir(td)
-	t.alive = t.Log != nil && t.Log.PID > 0 && Alive(t.Log.PID, t.ID)
+	t.lookAlive()
 	var out Output
 	if t.read(taskdir.Output, &out) == nil {
 		t.Output = &out
@@ -228,6 +230,16 @@ func (t *Task) describe() {
 	}
 }
 
+// lookAlive checks the child recorded in Log, where its pid is numbered in
+// this reader's PID namespace: a nested task's, recorded by a parent that
+// is init of a namespace of its own, is not (its pid there is another
+// process's here, or none), and is taken for neither alive nor gone.
+func (t *Task) lookAlive() {
+	lg := t.Log
+	t.checked = lg != nil && lg.PID > 0 && (lg.PIDNS == 0 || lg.PIDNS == OwnPIDNS())
+	t.alive = t.checked && Alive(lg.PID, t.ID)
+}
+
 // runStart is when the current run started (zero: never).
 func (t *Task) runStart() time.Time {
 	if t.Log == nil {
@@ -254,7 +266,7 @@ func (t *Task) judge(resErr error) {
 		// left: whatever result.json says is not final yet.
 		t.Status = StatusRunning
 		t.Duration = time.Since(started).Milliseconds()
-		if t.Log.PID > 0 && !t.alive {
+		if t.checked && !t.alive {
 			t.Note = "finishing"
 		}
 		return

@@ -44,8 +44,16 @@ import (
 // Mounts are per process (the namespace was chosen at clone), so Go's
 // threads are not a concern here.
 func EnterFromEnv() (Entered, error) {
+	// A child that is its PID namespace's init reaps the orphans handed
+	// to it (every command's `(cmd &)`), once its view is built.
+	defer sandbox.ReapOrphans()
 	if e, ok := reentered(); ok {
 		return e, nil
+	}
+	// The init of a PID namespace of its own sees its own processes only
+	// (pool: under every containment), before any view below is built.
+	if err := sandbox.MountOwnProc(); err != nil {
+		fmt.Fprintf(os.Stderr, "brood: %v: this child sees the host's /proc (every process's command line)\n", err)
 	}
 	v, ok, err := sandbox.TakeEnv(envVar)
 	if err != nil {

@@ -293,6 +293,7 @@ func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*
 				return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
 			}
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+			ownPIDNS(cmd)
 			return &hold{mode: ContainCgroup, dir: dir, fd: fd}, nil
 		}
 	}
@@ -306,9 +307,29 @@ func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*
 			return &hold{mode: ContainNone, fd: -1}, nil
 		}
 		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
+		sandbox.AskOwnProc(cmd)
 		return &hold{mode: ContainPIDNS, fd: -1}, nil
 	}
 	return &hold{mode: ContainNone, fd: -1}, nil
+}
+
+// ownPIDNS gives a child held by its cgroup a PID namespace of its own
+// too, with a /proc of it (sandbox.AskOwnProc), so that it lists and reads
+// only its own processes: without it every host process's command line
+// (another user's daemon's password, another run's prompt) is readable to
+// it. Only a child started in a new user namespace of its own can mount
+// that /proc (every child of the root that builds its view: isolate); any
+// other keeps the host's PID namespace, whose /proc would not match its
+// own pids. The cgroup still holds and kills its processes.
+func ownPIDNS(cmd *exec.Cmd) {
+	a := cmd.SysProcAttr
+	if a.Cloneflags&syscall.CLONE_NEWUSER == 0 || len(a.UidMappings) == 0 {
+		return
+	}
+	a.Cloneflags |= syscall.CLONE_NEWPID
+	if !sandbox.AskOwnProc(cmd) {
+		a.Cloneflags &^= syscall.CLONE_NEWPID
+	}
 }
 
 // started is called once the process runs (or failed to start). A child

@@ -68,7 +68,7 @@ var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its p
 
 // KillTask needs the kernel's tables of Linux to prove which process is a
 // task's child; elsewhere it refuses.
-func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool) (Killed, error) {
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool, found func() error) (Killed, error) {
 	return Killed{}, errors.New("brood tasks kill needs Linux (pidfds and /proc); stop the task from its parent (Ctrl-C)")
 }
 

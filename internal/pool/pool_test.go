@@ -107,6 +107,8 @@ func child(mode string) {
 			time.Sleep(time.Hour)
 		}
 		os.Exit(0)
+	case "nsowner":
+		nsOwnerMain() // taskkill_linux_test.go
 	}
 	os.Exit(100)
 }

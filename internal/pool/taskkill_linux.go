@@ -60,8 +60,11 @@ var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its p
 // whether the task's records show it waiting for a pool slot: the look for
 // its child then stops at once with ErrQueued. Those records may be the
 // owner's to write (a nested task's): they only ever stop the look, never
-// choose what is signalled.
-func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool) (Killed, error) {
+// choose what is signalled. found (nil: none) runs once the task's child is
+// found and pinned, before any signal: `brood tasks kill` records the kill
+// there, so a kill that finds nothing to stop records nothing; an error
+// from it stops the kill with nothing signalled.
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool, found func() error) (Killed, error) {
 	var k Killed
 	owners, err := lockHolders(lockPath)
 	if err != nil {
@@ -83,6 +86,11 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, que
 			unix.Close(c.pidfd)
 		}
 	}()
+	if found != nil {
+		if err := found(); err != nil {
+			return k, err
+		}
+	}
 	k.How = "SIGTERM"
 	for _, c := range kids {
 		k.PIDs = append(k.PIDs, c.pid)
@@ -246,14 +254,23 @@ func nsPIDs(pid int) []string {
 }
 
 // ownNSInit reports whether pid is a PID namespace's init that its parent
-// made: pidNSInit, under a parent that is not one itself. A parent that is
-// a PID namespace's init (every child of a pool in pidns mode; a root that
-// is pid 1 of the killer's own namespace, review36 P3-5) reaps the
-// orphans of its namespace, so a tool's own namespace init, orphaned,
-// becomes its direct child: then being an init proves nothing.
+// made: pidNSInit, under a parent that is not one itself, or that holds a
+// pidfd of it. A parent that is a PID namespace's init (every child of a
+// pool that has a PID namespace of its own; a root that is pid 1 of the
+// killer's own namespace, review36 P3-5) reaps the orphans of its
+// namespace, so a tool's own namespace init, orphaned, becomes its direct
+// child: then being an init proves nothing by itself. The pool that
+// started a child holds a pidfd of it until it has waited for it (os/exec's
+// and the pool's killer's); an orphan handed to it by the kernel it holds
+// none of (its reaper opens one only for a zombie, which is no task's
+// child), and a tool cannot put one in its descriptor table.
 func ownNSInit(pid int) bool {
 	p, ok := readStat(pid)
-	return ok && initUnder(nsPIDs(pid), nsPIDs(p.ppid))
+	if !ok {
+		return false
+	}
+	child, parent := nsPIDs(pid), nsPIDs(p.ppid)
+	return initUnder(child, parent) || isInit(child) && holdsPidfd(p.ppid, pid)
 }
 
 // initUnder reports whether a process with the namespace ids child is a
@@ -261,9 +278,35 @@ func ownNSInit(pid int) bool {
 // parent with the ids parent that reaps no orphans: pid 1 of no namespace,
 // the reader's own included.
 func initUnder(child, parent []string) bool {
-	isInit := len(child) >= 2 && child[len(child)-1] == "1"
 	reaps := len(parent) >= 1 && parent[len(parent)-1] == "1"
-	return isInit && !reaps
+	return isInit(child) && !reaps
+}
+
+// isInit reports whether the namespace ids child are those of an init of
+// a PID namespace below the reader's.
+func isInit(child []string) bool {
+	return len(child) >= 2 && child[len(child)-1] == "1"
+}
+
+// holdsPidfd reports whether process holder has a pidfd of process pid
+// open (/proc/HOLDER/fdinfo: a pidfd's Pid, in the numbering of the
+// reader's /proc).
+func holdsPidfd(holder, pid int) bool {
+	dir := "/proc/" + strconv.Itoa(holder)
+	ents, err := os.ReadDir(dir + "/fd")
+	if err != nil {
+		return false
+	}
+	want := "\nPid:\t" + strconv.Itoa(pid) + "\n"
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/fd/" + e.Name()); err != nil || l != "anon_inode:[pidfd]" {
+			continue
+		}
+		if b, err := os.ReadFile(dir + "/fdinfo/" + e.Name()); err == nil && strings.Contains(string(b), want) {
+			return true
+		}
+	}
+	return false
 }
 
 // taskCgroup is the cgroup directory of pid when it is the one the pool

@@ -1,11 +1,14 @@
 package pool
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -105,7 +108,7 @@ func TestKillTaskFindsAChildMidExec(t *testing.T) {
 	if kids := taskChildren(id, []int{os.Getpid()}); len(kids) != 0 {
 		t.Fatalf("the child was the task's at once (%d found): the test did not reach its scenario", len(kids))
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err != nil {
 		t.Fatalf("KillTask: %v", err)
 	}
@@ -165,7 +168,7 @@ func TestKillTaskRefusesAnImpostor(t *testing.T) {
 	if !marked() {
 		t.Fatalf("the impostor never took the marker as its argv[0]: the test did not reach its scenario")
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err == nil {
 		t.Fatalf("KillTask stopped %v and said so: an argv[0] was taken for the task's child", k.PIDs)
 	}
@@ -180,7 +183,7 @@ func TestKillTaskRefusesAnImpostor(t *testing.T) {
 func TestKillTaskSaysQueuedAtOnce(t *testing.T) {
 	dir := holdTask(t)
 	start := time.Now()
-	_, err := KillTask(t.Context(), "01TESTQUEUED", dir, 100*time.Millisecond, func() bool { return true })
+	_, err := KillTask(t.Context(), "01TESTQUEUED", dir, 100*time.Millisecond, func() bool { return true }, nil)
 	if !errors.Is(err, ErrQueued) {
 		t.Fatalf("KillTask of a queued task: %v, want ErrQueued", err)
 	}
@@ -228,7 +231,7 @@ func TestKillTaskRefusesAReparentedNSInit(t *testing.T) {
 	if imp == 0 {
 		t.Fatal("no impostor re-parented to the owner: the test did not reach its scenario")
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
 	if err == nil || slices.Contains(k.PIDs, imp) {
 		t.Fatalf("KillTask: %+v, %v: the re-parented namespace init %d was taken for the task's child", k, err, imp)
 	}
@@ -259,5 +262,110 @@ func TestInitUnderAReaper(t *testing.T) {
 				t.Errorf("initUnder(%v, %v) = %v, want %v", tc.child, tc.parent, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestKillTaskCallsFoundOnlyForAChild: found (where `brood tasks kill`
+// records the kill) runs only once the task's child is found and before
+// any signal: not for a kill that finds none, and an error from it stops
+// the kill with the child untouched.
+func TestKillTaskCallsFoundOnlyForAChild(t *testing.T) {
+	dir := holdTask(t)
+	calls := 0
+	found := func() error { calls++; return errors.New("cannot record") }
+	if _, err := KillTask(t.Context(), "01TESTNOCHILD", dir, 100*time.Millisecond, func() bool { return false }, found); err == nil || calls != 0 {
+		t.Fatalf("a kill with no child: err %v, found called %d times; want an error and no call", err, calls)
+	}
+	id := "01TESTFOUND"
+	dur := uniqueSleep()
+	child := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, depth.Marker{Task: id, Depth: 1, Max: 1}.String(), dur)
+	sandbox.AddNamespaces(child, syscall.CLONE_NEWPID, nil)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if _, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, found); err == nil || err.Error() != "cannot record" || calls != 1 {
+		t.Fatalf("found failed: err %v, found called %d times; want its error, once", err, calls)
+	}
+	if len(procsWith(dur)) == 0 {
+		t.Fatal("the child was signalled although found failed")
+	}
+}
+
+// nsOwnerMain is the test binary as a nested task's owner that is its PID
+// namespace's init (a pool child with a namespace of its own): it holds
+// the task's lock (POOL_DIR) and starts the task's child as a pool does,
+// the init of a PID namespace of its own with the task's marker as argv[0]
+// (os/exec holds a pidfd of it), then waits for it.
+func nsOwnerMain() {
+	lock, err := os.Open(os.Getenv("POOL_DIR"))
+	if err != nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) != nil {
+		os.Exit(7)
+	}
+	c := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, os.Getenv("POOL_MARKER"), os.Getenv("POOL_SLEEP"))
+	sandbox.AddNamespaces(c, syscall.CLONE_NEWPID, nil)
+	if err := c.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "start the task's child: %v\n", err)
+		os.Exit(8)
+	}
+	_ = c.Wait()
+	os.Exit(0)
+}
+
+// TestKillTaskTakesAnInitOwnersOwnChild: a nested task's owner that is
+// its PID namespace's init (as every pool child is once it has a PID
+// namespace of its own) reaps orphans, so being a namespace init under it
+// proves nothing by itself (TestKillTaskRefusesAReparentedNSInit); the
+// child it started itself, of which it holds a pidfd, is the task's and is
+// stopped (review prochide P1: a nested task could not be killed).
+func TestKillTaskTakesAnInitOwnersOwnChild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := "01TESTINITOWNER"
+	marker := depth.Marker{Task: id, Depth: 2, Max: 3}.String()
+	dur := uniqueSleep()
+	owner := exec.Command(os.Args[0])
+	owner.Env = append(os.Environ(), "POOL_CHILD=nsowner", "POOL_DIR="+dir, "POOL_MARKER="+marker, "POOL_SLEEP="+dur)
+	sandbox.AddNamespaces(owner, syscall.CLONE_NEWPID, nil)
+	var stderr bytes.Buffer
+	owner.Stderr = &stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- owner.Wait() }()
+	defer func() { owner.Process.Kill(); <-ended }()
+	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the owner's child runs
+	var kid int
+	for kid == 0 && time.Now().Before(deadline) {
+		select {
+		case err := <-ended:
+			ended <- err
+			if strings.Contains(stderr.String(), "start the task's child") {
+				// A PID namespace within the owner's cannot be made here
+				// (as an unprivileged user, a nested user namespace's maps).
+				t.Skipf("the owner cannot start a child in a PID namespace of its own here: %v: %s", err, stderr.String())
+			}
+			t.Fatalf("the owner ended: %v: %s", err, stderr.String())
+		default:
+		}
+		for _, pid := range procsWith(dur) {
+			if m, ok := depth.Parse(depth.Argv0(pid)); ok && m.Task == id && pidNSInit(pid) {
+				kid = pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if kid == 0 || !pidNSInit(owner.Process.Pid) {
+		t.Fatalf("the owner (an init: %v) started no marked namespace init: the test did not reach its scenario", pidNSInit(owner.Process.Pid))
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil, nil)
+	if err != nil || !slices.Equal(k.PIDs, []int{kid}) {
+		t.Fatalf("KillTask: %+v, %v; want the owner's own child %d stopped", k, err, kid)
+	}
+	if left := procsWith(dur); len(left) > 0 {
+		t.Fatalf("the task's child %v outlived the kill", left)
 	}
 }

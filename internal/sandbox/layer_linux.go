@@ -88,6 +88,9 @@ func takeLayer(p Policy) (Policy, error) {
 	}
 	syscall.CloseOnExec(fd)
 	p.Layer = &Layer{f: os.NewFile(uintptr(fd), "landlock-layer")}
+	if err := ownProcRule(fd); err != nil {
+		return p, fmt.Errorf("sandbox: read rule on its own /proc in the parent's layer: %w", err)
+	}
 	return p, nil
 }
 

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv(passProbeEnv); ok {
 		os.Exit(passProbeChild())
 	}
+	if _, ok := os.LookupEnv(reaperEnv); ok {
+		os.Exit(reaperChild()) // reap_linux_test.go
+	}
 	os.Exit(m.Run())
 }
 

@@ -125,7 +125,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	}
 	confiner.startedInNS()
 	s.cfg.started(h.PID())
-	j.lg.PID, j.lg.Started = h.PID(), time.Now().UTC()
+	j.lg.PID, j.lg.PIDNS, j.lg.Started = h.PID(), dispatch.OwnPIDNS(), time.Now().UTC()
 	d.writeLog(td, j.lg)
 	go sendDownAll(h, input)
 	for l := range h.Lines() {

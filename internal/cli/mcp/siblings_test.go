@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,20 +67,38 @@ func TestSiblingsThroughBroodRun(t *testing.T) {
 			t.Errorf("brood run's answer lacks %q:\n%s", want, out)
 		}
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
+	if _, err := os.Stat(pidFile); err != nil {
 		t.Fatalf("the notes server never started: %v", err)
 	}
-	pid, err := strconv.Atoi(string(b))
-	must(t, err)
 	// Stopped with its child: gone (or, at most, a zombie being reaped).
+	// Found by its environment, which names this test's pid file: the pid
+	// it wrote is its PID namespace's (its child's own), not this one's.
+	mark := mcptest.EnvPID + "=" + pidFile
 	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
+	for len(liveWithEnv(mark)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the notes server (pid %d) outlived its child and brood run", pid)
+			t.Fatalf("the notes server (pids %v) outlived its child and brood run", liveWithEnv(mark))
 		}
 		time.Sleep(20 * time.Millisecond) // polling with a deadline
 	}
+}
+
+// liveWithEnv lists the running processes (not zombies) whose environment
+// holds kv.
+func liveWithEnv(kv string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), kv) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // alive reports whether pid runs (a zombie does not).

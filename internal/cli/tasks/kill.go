@@ -33,10 +33,11 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 The process stopped is proven the task's from the kernel's tables: its
 parent holds the task's lock, and it is in the cgroup, or is the PID
 namespace's init, its parent's pool made for it. A nested task (a
-subagent's subagent) runs under a confined parent that can give it
-neither, so it cannot be told from a process its parent's tools started:
-it is not signalled. Stop its parent's task instead (brood tasks kill
-PARENT-ID: the parent's children end with it), or ask the parent.`,
+subagent's subagent) whose confined parent could give it neither cannot
+be told from a process its parent's tools started: it is not signalled.
+Stop its parent's task instead (brood tasks kill PARENT-ID: the parent's
+children end with it), or ask the parent. A kill that finds nothing to
+stop records nothing: the task is still listed as running.`,
 		Args: cobra.ExactArgs(1),
 	}
 	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
@@ -87,12 +88,6 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	if t.Status != dispatch.StatusRunning {
 		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
-	// Recorded before any signal, in the project's records (out of the
-	// child's reach): its owner and every listing then say a person stopped
-	// it, never "cancelled" or "running".
-	if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
-		return pool.Killed{}, fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
-	}
 	// Never a pid from the task's records (the child writes them, and pid 1
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
@@ -105,7 +100,18 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 		n, err := dispatch.LoadTask(f.ProjectRoot, t.ID)
 		return err == nil && n.Status == dispatch.StatusQueued
 	}
-	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued)
+	// Recorded once its child is found and before any signal, in the
+	// project's records (out of the child's reach): its owner and every
+	// listing then say a person stopped it, never "cancelled" or "running";
+	// a kill that finds no child to stop records nothing, so the listing
+	// never says killed of a task that runs on.
+	record := func() error {
+		if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
+			return fmt.Errorf("cannot record the kill of task %s (nothing was signalled): %w", t.ID, err)
+		}
+		return nil
+	}
+	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued, record)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
 	}

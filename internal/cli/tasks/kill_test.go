@@ -2,14 +2,17 @@ package tasks_test
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TestTasksKill stops a running child that another brood process started in
@@ -103,5 +106,50 @@ func TestTasksKillJSON(t *testing.T) {
 	clitest.ReadRecord(t, p.Root, id, dispatch.ResultFile, &res)
 	if (res.Status != "cancelled" && res.Status != "killed") || res.ResumeHandle != id {
 		t.Errorf("result after kill: %+v", res)
+	}
+}
+
+// TestRefusedKillLeavesTheTaskRunning: a kill that finds no process of the
+// task to stop (here its owner holds the task's lock but runs no child of
+// it) fails and records nothing: the listing still says running, and once
+// the owner lets go, the task's own outcome, never "killed" (the kill was
+// recorded before the look and never taken back: review prochide P1).
+func TestRefusedKillLeavesTheTaskRunning(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	// This test process is the task's owner now: it holds the lock, as the
+	// parent that runs a task does, but it started no child of the task.
+	lock, err := os.Open(taskdir.Open(p.Root).MustTask(id).Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	status := func() any {
+		for _, item := range p.ListJSON() {
+			if item["id"] == id {
+				return item["status"]
+			}
+		}
+		return nil
+	}
+	if st := status(); st != dispatch.StatusRunning {
+		t.Fatalf("the held task is listed %v, want running", st)
+	}
+	code, out, errOut := p.BroodWithin(time.Minute, "tasks", "kill", id)
+	if code != 1 || out != "" || !strings.Contains(errOut, "has no contained child process of this task") {
+		t.Fatalf("kill of a task with no child: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if st := status(); st != dispatch.StatusRunning {
+		t.Errorf("after a refused kill the task is listed %v, want running", st)
+	}
+	if _, show, _ := p.Brood("tasks", "show", id); strings.Contains(show, "stopped by the user") {
+		t.Errorf("show after a refused kill says it was stopped:\n%s", show)
+	}
+	lock.Close()
+	if st := status(); st != dispatch.StatusDone {
+		t.Errorf("once its owner let go the task is listed %v, want done", st)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/model"
 )
@@ -173,6 +174,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		if step.Freeze {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			freezeAsInit()
 		}
 		if d, _ := time.ParseDuration(step.Delay); d > 0 {
 			t := time.NewTimer(d)
@@ -324,4 +326,20 @@ func splitWords(s string) []string {
 		s = s[i+1:]
 	}
 	return out
+}
+
+// freezeAsInit hangs the init of a PID namespace (a child the pool
+// started in one: pid 1), which the kernel does not stop with a SIGSTOP
+// of its own: it goes silent instead (its stdout, where its pings go, on
+// /dev/null) and never returns, as a stopped process would not.
+func freezeAsInit() {
+	if os.Getpid() != 1 {
+		return
+	}
+	if f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		_ = unix.Dup2(int(f.Fd()), 1)
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
 }
