@@ -3,8 +3,6 @@ package isolate
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,40 +10,31 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
-// A writer's Go caches are its own (review C13). The user's build cache
-// holds compiled objects and test results keyed by their inputs, linked
-// as they are; the module cache holds the source of every dependency the
-// user compiles, and go never re-hashes an extracted module. A writer that
-// could write either would reach the user's next, unconfined, build. So a
-// writer gets a build cache and a module cache of its project's (or, on a
-// fleet worker, of its call's: tenants share nothing), and the user's
-// module cache only to read: the downloads there are its first module
-// proxy (GOPROXY=file://…/cache/download), so a module the user has is
-// extracted from it, with no network, and a new one is fetched as before.
+// A writer's Go caches are its own (review C13), and its task's alone
+// (red team 20, P2-4). The user's build cache holds compiled objects and
+// test results keyed by their inputs, linked as they are; the module cache
+// holds the source of every dependency the user compiles, and go never
+// re-hashes an extracted module nor an action entry it reads. A writer
+// that could write a cache another build reads would run its code there:
+// the user's next, unconfined, build, or a later writer of the project
+// (once, the project's writers shared one cache, kept across runs, and a
+// rejected task's plant in it ran in every honest writer after it). So a
+// writer gets a build cache and a module cache in its own TMPDIR, made by
+// its go and removed with the TMPDIR when the run is settled (or, on a
+// fleet worker, its call's, in the call's task directory: tenants share
+// nothing), and the user's module cache only to read: the downloads there
+// are its first module proxy (GOPROXY=file://…/cache/download), so a
+// module the user has is extracted from it, with no network, and a new one
+// is fetched as before. What a second writer of the project pays is
+// compiling again what the first compiled (docs/performance.md).
 
-// writerGoDirs are the build and module caches of env's writer: under the
-// children's cache directory (getenv: XDG_CACHE_HOME, else HOME/.cache),
-// brood/go/<project key>/, or, for a fleet worker's call, in its task
-// directory dir. "" when there is no cache directory.
-func writerGoDirs(env *dispatch.Envelope, dir string, getenv func(string) string) (build, mod string) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var base string
+// writerGoDirs are the build and module caches of env's writer working
+// from task directory dir: in its TMPDIR (dir/tmp/go/), or, for a fleet
+// worker's call, dir/go (the call's, kept between its turns).
+func writerGoDirs(env *dispatch.Envelope, dir string) (build, mod string) {
+	base := filepath.Join(dir, "tmp", "go")
 	if ws := Resolved(cmpNonEmpty(env.IsolationRoot, env.Workspace)); inFleetCache(ws) {
 		base = filepath.Join(dir, "go")
-	} else {
-		cache := getenv("XDG_CACHE_HOME")
-		if !filepath.IsAbs(cache) {
-			if home := getenv("HOME"); filepath.IsAbs(home) {
-				cache = filepath.Join(home, ".cache")
-			}
-		}
-		if !filepath.IsAbs(cache) {
-			return "", ""
-		}
-		sum := sha256.Sum256([]byte(Resolved(cmpNonEmpty(env.ProjectRoot, env.Workspace))))
-		base = filepath.Join(cache, "brood", "go", hex.EncodeToString(sum[:8]))
 	}
 	return filepath.Join(base, "build"), filepath.Join(base, "mod")
 }
@@ -64,21 +53,20 @@ func cmpNonEmpty(a, b string) string {
 }
 
 // writerGoEnv are the environment entries that point env's writer's go
-// at its own caches (writerGoDirs), made here, with the user's module
-// downloads as its first proxy; lookup reads the environment the child
-// gets. With GOPRIVATE or GONOPROXY set, a private module would be
+// at its own caches (writerGoDirs: its go makes them; a fleet call's are
+// made here), with the user's module downloads as its first proxy; lookup
+// reads the environment the child gets. With GOPRIVATE or GONOPROXY set, a private module would be
 // fetched directly, past the user's downloads, with credentials no child
 // reads: every module then comes from the user's downloads, none from
 // elsewhere (and none is looked up in the checksum database that was not
-// before). None when the caches cannot be made.
-func writerGoEnv(env *dispatch.Envelope, dir string, getenv, lookup func(string) string) []string {
-	build, mod := writerGoDirs(env, dir, getenv)
-	if build == "" {
-		return nil
-	}
-	for _, d := range []string{build, mod} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil
+// before). None when a fleet call's caches cannot be made.
+func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string) []string {
+	build, mod := writerGoDirs(env, dir)
+	if !beneath(filepath.Join(dir, "tmp"), build) {
+		for _, d := range []string{build, mod} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil
+			}
 		}
 	}
 	out := []string{"GOCACHE=" + build, "GOMODCACHE=" + mod}

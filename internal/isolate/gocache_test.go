@@ -120,7 +120,7 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := NewPolicyBase(nil)
-			goEnv := writerGoEnv(&tc.env, own, nil, os.Getenv)
+			goEnv := writerGoEnv(&tc.env, own, os.Getenv)
 			if len(goEnv) == 0 {
 				t.Fatal("the writer got no Go caches of its own")
 			}
