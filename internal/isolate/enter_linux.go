@@ -47,6 +47,9 @@ func EnterFromEnv() (Entered, error) {
 	if e, ok := reentered(); ok {
 		return e, nil
 	}
+	// A writer's Go caches (goLayer) are mounted in a view of its own
+	// (whose mounts are private), never where it has none.
+	golayers := takeGoLayers()
 	v, ok, err := sandbox.TakeEnv(envVar)
 	if err != nil {
 		return Entered{}, fmt.Errorf("isolate: %w", err)
@@ -69,12 +72,14 @@ func EnterFromEnv() (Entered, error) {
 			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied, Within: []string{spec.Root}}); err != nil {
 				return Entered{}, err
 			}
+			mountGoLayers(golayers)
 		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
 		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied, Within: spec.Within}); err != nil {
 			return Entered{}, err
 		}
+		mountGoLayers(golayers)
 		return Entered{Mode: ModeNone}, nil
 	case modeReadOnly:
 		if err := enterReadOnly(spec.RW); err != nil {
@@ -85,6 +90,7 @@ func EnterFromEnv() (Entered, error) {
 		if err := mountOverlay(spec); err != nil {
 			return Entered{}, &MountError{Err: err}
 		}
+		mountGoLayers(golayers)
 		return remember(Entered{Mode: ModeOverlay, Root: spec.Root}), nil
 	}
 	return Entered{}, fmt.Errorf("isolate: unknown mode %q in %s", spec.Mode, envVar)

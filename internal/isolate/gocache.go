@@ -3,6 +3,7 @@ package isolate
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,8 @@ func cmpNonEmpty(a, b string) string {
 // before). None when a fleet call's caches cannot be made.
 func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string) []string {
 	build, mod := writerGoDirs(env, dir)
-	if !beneath(filepath.Join(dir, "tmp"), build) {
+	task := beneath(filepath.Join(dir, "tmp"), build) // (not a fleet call's)
+	if !task {
 		for _, d := range []string{build, mod} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return nil
@@ -71,6 +73,9 @@ func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string)
 	}
 	out := []string{"GOCACHE=" + build, "GOMODCACHE=" + mod}
 	user := userModCache(lookup)
+	if layers := goLayers(build, mod, userBuildCache(lookup), user); task && layers != "" {
+		out = append(out, layers)
+	}
 	if user == "" {
 		return out
 	}
@@ -87,6 +92,45 @@ func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string)
 		proxy = "https://proxy.golang.org,direct"
 	}
 	return append(out, "GOPROXY="+local+","+proxy)
+}
+
+// goLayers is the environment entry (goLayersVar) that has the writer's
+// child mount its caches build and mod, in its TMPDIR, over the user's
+// (userBuild, userMod: "" where there is none), or "" for none. (Not for
+// a fleet call's caches: its worker's are no tenant's lower layer.)
+func goLayers(build, mod, userBuild, userMod string) string {
+	var layers []goLayer
+	for _, l := range []goLayer{{build, userBuild}, {mod, userMod}} {
+		if l.Lower != "" {
+			layers = append(layers, l)
+		}
+	}
+	if len(layers) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(layers)
+	return goLayersVar + "=" + string(b)
+}
+
+// userBuildCache is the user's build cache (GOCACHE, else the user cache
+// directory's go-build) where it exists.
+func userBuildCache(lookup func(string) string) string {
+	c := goSetting(lookup, "GOCACHE")
+	if c == "" {
+		cache := lookup("XDG_CACHE_HOME")
+		if !filepath.IsAbs(cache) {
+			if home := lookup("HOME"); filepath.IsAbs(home) {
+				cache = filepath.Join(home, ".cache")
+			}
+		}
+		if filepath.IsAbs(cache) {
+			c = filepath.Join(cache, "go-build")
+		}
+	}
+	if fi, err := os.Stat(c); !filepath.IsAbs(c) || err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Clean(c)
 }
 
 // userModCache is the user's module cache (GOMODCACHE, else the first
