@@ -142,3 +142,53 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 		t.Errorf("the user's module source is now %q (%v)", data, err)
 	}
 }
+
+// TestWriterGoCachesAreTheTasks (red team 20, P2-4): a writer's Go caches
+// are in its own TMPDIR, overlays (goLayersVar) over the user's caches, so
+// that no other task reads what it writes there; a fleet call's stay in
+// its task directory, with no layer of the worker's.
+func TestWriterGoCachesAreTheTasks(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	userMod, userBuild := filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".cache", "go-build")
+	fleet := filepath.Join(home, ".cache", "brood", "fleet", "copy")
+	for _, d := range []string{userMod, userBuild, fleet} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"HOME": home, "GOENV": "off"}
+	lookup := func(k string) string { return env[k] }
+	proj := t.TempDir()
+	own := filepath.Join(dispatch.Root(proj), "01JAAAAA000000000000000000")
+	for _, tc := range []struct {
+		name      string
+		env       dispatch.Envelope
+		dir       string
+		wantLayer bool
+	}{
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true},
+		{"fleet call", dispatch.Envelope{Isolation: "worktree", IsolationRoot: fleet, Workspace: fleet}, filepath.Join(own, "go"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, kv := range writerGoEnv(&tc.env, own, lookup) {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = v
+			}
+			build, mod := filepath.Join(tc.dir, "build"), filepath.Join(tc.dir, "mod")
+			if got["GOCACHE"] != build || got["GOMODCACHE"] != mod {
+				t.Errorf("GOCACHE=%s GOMODCACHE=%s, want %s and %s", got["GOCACHE"], got["GOMODCACHE"], build, mod)
+			}
+			want := ""
+			if tc.wantLayer {
+				want = `[{"at":"` + build + `","lower":"` + userBuild + `"},{"at":"` + mod + `","lower":"` + userMod + `"}]`
+			}
+			if got[goLayersVar] != want {
+				t.Errorf("%s=%s, want %s", goLayersVar, got[goLayersVar], want)
+			}
+		})
+	}
+}
