@@ -28,7 +28,7 @@ func goProject(t *testing.T) (p *project, userCaches []string) {
 	})
 	proxy := modProxy(t)
 	p.Env = append(p.Env, "GOTOOLCHAIN=local", "GOSUMDB=off", "GOENV=off", "GOFLAGS=-buildvcs=false")
-	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -buildvcs=false")
+	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false")
 	for _, argv := range [][]string{{"go", "mod", "tidy"}, {"go", "test", "./..."}} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = p.root, user
@@ -141,7 +141,7 @@ func TestWriterGoCachePlantStaysItsOwn(t *testing.T) {
           tools:
             - Bash: {command: `+quoteYAML(plantGo)+`}
       tools:
-        - Bash: {command: `+quoteYAML(testGo)+`}
+        - Bash: {command: `+quoteYAML(testGo)+`, timeout: 600000}
     - say: "child done"
 `)
 				code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")

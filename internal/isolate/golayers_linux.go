@@ -46,7 +46,10 @@ func mountGoLayers(layers []goLayer) {
 		}
 		for _, ux := range []bool{true, false} {
 			opts, err := overlayOptions(l.Lower, upper, work, ux)
-			if err == nil && unix.Mount("overlay", l.At, "overlay", 0, opts) == nil {
+			if err == nil {
+				err = unix.Mount("overlay", l.At, "overlay", 0, opts)
+			}
+			if err == nil {
 				break
 			}
 		}
