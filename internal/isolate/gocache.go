@@ -72,10 +72,12 @@ func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string)
 		}
 	}
 	out := []string{"GOCACHE=" + build, "GOMODCACHE=" + mod}
-	user := userModCache(lookup)
-	if layers := goLayers(build, mod, userBuildCache(lookup), user); task && layers != "" {
+	userBuild, user := userGoCaches(lookup)
+	if layers := goLayers(build, mod, userBuild, user); task && layers != "" {
 		out = append(out, layers)
 	}
+	b, _ := json.Marshal(goUser{Build: userBuild, Mod: user})
+	out = append(out, goUserVar+"="+string(b))
 	if user == "" {
 		return out
 	}
@@ -110,6 +112,26 @@ func goLayers(build, mod, userBuild, userMod string) string {
 	}
 	b, _ := json.Marshal(layers)
 	return goLayersVar + "=" + string(b)
+}
+
+// userGoCaches are the user's build and module caches: for a writer's
+// child that starts its own, as its parent said them (goUserVar: its own
+// GOCACHE and GOMODCACHE are in its TMPDIR, which its children do not
+// read), else as the environment says (userBuildCache, userModCache).
+func userGoCaches(lookup func(string) string) (build, mod string) {
+	var u goUser
+	if v := lookup(goUserVar); v != "" && json.Unmarshal([]byte(v), &u) == nil {
+		return existingDir(u.Build), existingDir(u.Mod)
+	}
+	return userBuildCache(lookup), userModCache(lookup)
+}
+
+// existingDir is p, absolute and clean, where it is a directory, else "".
+func existingDir(p string) string {
+	if fi, err := os.Stat(p); !filepath.IsAbs(p) || err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Clean(p)
 }
 
 // userBuildCache is the user's build cache (GOCACHE, else the user cache

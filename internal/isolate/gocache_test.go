@@ -159,7 +159,15 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 		}
 	}
 	env := map[string]string{"HOME": home, "GOENV": "off"}
-	lookup := func(k string) string { return env[k] }
+	// A writer's child that starts its own: its caches are in its TMPDIR.
+	parent := filepath.Join(t.TempDir(), "tmp", "go")
+	nested := map[string]string{"HOME": home, "GOENV": "off", "GOCACHE": filepath.Join(parent, "build"), "GOMODCACHE": filepath.Join(parent, "mod"),
+		goUserVar: `{"build":"` + userBuild + `","mod":"` + userMod + `"}`}
+	for _, d := range []string{nested["GOCACHE"], nested["GOMODCACHE"]} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	proj := t.TempDir()
 	own := filepath.Join(dispatch.Root(proj), "01JAAAAA000000000000000000")
 	for _, tc := range []struct {
@@ -167,14 +175,16 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 		env       dispatch.Envelope
 		dir       string
 		wantLayer bool
+		env2      map[string]string
 	}{
-		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true},
-		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true},
-		{"fleet call", dispatch.Envelope{Isolation: "worktree", IsolationRoot: fleet, Workspace: fleet}, filepath.Join(own, "go"), false},
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, env},
+		{"a writer's own writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, nested},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, env},
+		{"fleet call", dispatch.Envelope{Isolation: "worktree", IsolationRoot: fleet, Workspace: fleet}, filepath.Join(own, "go"), false, env},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]string{}
-			for _, kv := range writerGoEnv(&tc.env, own, lookup) {
+			for _, kv := range writerGoEnv(&tc.env, own, func(k string) string { return tc.env2[k] }) {
 				k, v, _ := strings.Cut(kv, "=")
 				got[k] = v
 			}
@@ -185,6 +195,9 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 			want := ""
 			if tc.wantLayer {
 				want = `[{"at":"` + build + `","lower":"` + userBuild + `"},{"at":"` + mod + `","lower":"` + userMod + `"}]`
+			}
+			if proxy := "file://" + filepath.Join(userMod, "cache", "download") + ","; !strings.HasPrefix(got["GOPROXY"], proxy) {
+				t.Errorf("GOPROXY=%s, want the user's downloads first (%s)", got["GOPROXY"], proxy)
 			}
 			if got[goLayersVar] != want {
 				t.Errorf("%s=%s, want %s", goLayersVar, got[goLayersVar], want)

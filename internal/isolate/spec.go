@@ -125,3 +125,15 @@ type goLayer struct {
 	At    string `json:"at"`
 	Lower string `json:"lower"`
 }
+
+// goUserVar tells a writer's child the user's Go caches (goUser), beneath
+// its own: a writer that starts its own writers gives them the user's
+// downloads as their first module proxy, not its own module cache, which
+// is in its TMPDIR, no other child's to read.
+const goUserVar = "BROOD_GO_USER"
+
+// goUser are the user's build and module caches ("" where none).
+type goUser struct {
+	Build string `json:"build,omitempty"`
+	Mod   string `json:"mod,omitempty"`
+}
