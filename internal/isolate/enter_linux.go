@@ -211,13 +211,21 @@ type probeResult struct {
 	Err       string `json:"err,omitempty"`
 }
 
-// capSysAdmin is CAP_SYS_ADMIN, needed to mount inside the user namespace.
-const capSysAdmin = 21
+// mountCaps are the capabilities a non-root child keeps (ambient) in its
+// own user namespace so it can mount: CAP_SYS_ADMIN for mount(2), and
+// CAP_DAC_OVERRIDE for overlayfs, which makes its workdir's "work"
+// directory mode 0 and then works in it with the mounter's credentials
+// (without it every overlay mount is EACCES). In a user namespace that
+// maps only the user's own uid and gid, CAP_DAC_OVERRIDE reaches only the
+// user's own files; both leave the child with the rest of its
+// capabilities when it is confined (sandbox.Restrict: ambient and
+// inheritable sets cleared, permitted and effective emptied).
+func mountCaps() []uintptr { return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE} }
 
 // addMountNamespace asks for the child to be created in new user and mount
-// namespaces, keeping CAP_SYS_ADMIN for a non-root user so it can mount.
+// namespaces, keeping mountCaps for a non-root user so it can mount.
 func addMountNamespace(cmd *exec.Cmd) error {
-	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, mountCaps())
 	return nil
 }
 
@@ -304,7 +312,7 @@ func probeOverlayIn(ctx context.Context, base string) (ok, userxattr bool, why s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envVar+"="+mountSpec{Mode: modeProbe, Root: dir}.encode())
-	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, mountCaps())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
