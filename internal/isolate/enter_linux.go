@@ -123,6 +123,7 @@ func mountOverlay(spec mountSpec) error {
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
 	}
+	openWork(spec.Work)
 	// A covered path stays where it is: no directory above it in the
 	// copy can be renamed (pinAncestors).
 	if err := pinAncestors(slices.Concat(spec.Covered, spec.Denied), []string{spec.Root}); err != nil {
@@ -182,6 +183,15 @@ func overlayOptions(lower, upper, work string, userxattr bool) (string, error) {
 		return "", fmt.Errorf("isolate: the overlay's options for %s are %d bytes, more than the kernel takes (%d): the paths are too long", lower, len(opts), os.Getpagesize()-1)
 	}
 	return opts, nil
+}
+
+// openWork gives the user back the "work" directory overlayfs made mode 0
+// in workdir work when it mounted (the mounter works in it with
+// CAP_DAC_OVERRIDE): what it leaves there (a whiteout, a child killed
+// mid-copy) would otherwise keep a user other than root from removing the
+// task's directories. Where it cannot, the mount stands as it is.
+func openWork(work string) {
+	_ = unix.Fchmodat(unix.AT_FDCWD, filepath.Join(work, "work"), 0o700, 0)
 }
 
 // escapeOverlayPath puts a backslash before each ',', ':' and '\\' of p.
@@ -244,6 +254,7 @@ func runProbeChild(dir string) int {
 			errs = append(errs, fmt.Sprintf("mount (userxattr=%v): %v", ux, err))
 			continue
 		}
+		openWork(dir + "/w")
 		err = os.WriteFile(dir+"/m/new", []byte("x"), 0o600)
 		if err == nil {
 			err = os.Remove(dir + "/m/old")

@@ -50,6 +50,7 @@ func mountGoLayers(layers []goLayer) {
 				err = unix.Mount("overlay", l.At, "overlay", 0, opts)
 			}
 			if err == nil {
+				openWork(work)
 				break
 			}
 		}
