@@ -110,12 +110,14 @@ func (r *run) emit(e Event) bool {
 	return !r.stopped
 }
 
-func (r *run) record(rec session.Record) {
+// record appends rec to the transcript. A transcript that cannot be
+// written must not kill the run; the run then ends failed (see finish).
+// The error is the caller's to look at only for the first record.
+func (r *run) record(rec session.Record) error {
 	if r.cfg.Transcript != nil {
-		// A transcript that cannot be written must not kill the run; the
-		// run then ends failed (see finish).
-		_ = r.cfg.Transcript.Append(rec)
+		return r.cfg.Transcript.Append(rec)
 	}
+	return nil
 }
 
 func (r *run) addMessage(m model.Message, turn int) {
@@ -134,7 +136,13 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 	ctx, r.span = r.cfg.Telemetry.InvokeAgent(ctx, telemetry.Agent{Name: r.cfg.Name, ID: r.cfg.ID, Model: modelName(r.cfg.Model), Depth: r.cfg.Depth})
 	defer r.endSpan()
 	r.msgs = append([]model.Message(nil), history...)
-	r.record(session.Record{Type: session.RecMeta, Agent: r.cfg.Name, Model: modelName(r.cfg.Model), System: r.cfg.System})
+	if err := r.record(session.Record{Type: session.RecMeta, Agent: r.cfg.Name, Model: modelName(r.cfg.Model), System: r.cfg.System}); errors.Is(err, session.ErrNotMade) {
+		// A new session whose owner record (or transcript) could not be
+		// made: nothing of the run would be recorded, nor could it be
+		// continued; it does not start.
+		r.finish(StatusFailed, 0, err)
+		return
+	}
 	if !r.offerTools() {
 		return
 	}

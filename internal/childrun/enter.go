@@ -28,7 +28,8 @@ type Confined struct {
 	path string // the envelope's
 	dir  string // the task directory
 	sb   sandbox.Status
-	// passed are the .env values the parent handed down (PassSecrets).
+	// passed are the secret values the parent handed down (PassSecrets):
+	// its environment's secret-looking variables' and the .env values.
 	passed tool.Secrets
 }
 

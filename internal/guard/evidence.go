@@ -108,53 +108,49 @@ func substantive(s string) string {
 // testEvidence says why the calls do not back a tests-pass claim ("" when
 // they do): evidence is a test command that ran and exited 0 after the
 // child's last change to a file (the last such command, when there are
-// several: a later failure is not backed by an earlier pass).
+// several: a later failure is not backed by an earlier pass; a change is
+// an edit or a Bash call that may have written: changes.go), and left out
+// nothing that failed earlier in the task (leftout.go).
 func testEvidence(in Input) string {
-	lastChange := -1
-	for i, c := range in.Calls {
-		if changes(c) {
-			lastChange = i
-		}
-	}
+	lastChange, afterItsTest := in.lastChange()
 	ranBefore := false
 	var last *Call
+	lastAt := -1
 	for i := range in.Calls {
 		c := &in.Calls[i]
-		if !isTest(in, c.Command) {
+		if c.Tool != "Bash" || !isTest(in, c.Command) {
 			continue
 		}
-		if i < lastChange {
+		if i < lastChange || (i == lastChange && afterItsTest) {
 			ranBefore = true
 			continue
 		}
-		last = c
+		last, lastAt = c, i
 	}
 	switch {
 	case last != nil && !last.IsError && !statusIsTests(in, last.Command):
 		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone or joined with &&", textline.Line(last.Command, 160))
 	case last != nil && !last.IsError:
+		if j := in.startedJob(lastAt); j >= 0 {
+			return fmt.Sprintf("%s started a job that may still run (&, nohup, setsid, disown) and write after its last test command %q: a task that leaves a job running has no test evidence; run the tests without leaving jobs running", describe(in.Calls[j]), textline.Line(last.Command, 160))
+		}
 		if why := fakedPass(in, *last); why != "" {
 			return fmt.Sprintf("its last test command %q exited 0, but %s: that is no evidence that tests pass", textline.Line(last.Command, 160), why)
+		}
+		if why := leftOut(in, lastAt); why != "" {
+			return fmt.Sprintf("its last test command %q exited 0, but %s: a pass of the rest is no evidence that tests pass (run them all, or say in the report which ran)", textline.Line(last.Command, 160), why)
 		}
 		return ""
 	case last != nil && in.wasRefused(*last):
 		return fmt.Sprintf("its test command %q was refused (%s): it never ran", textline.Line(last.Command, 160), textline.Line(last.Result, 160))
 	case last != nil:
 		return fmt.Sprintf("its last test command %q failed (%s)", textline.Line(last.Command, 160), lastLine(last.Result, 160))
+	case ranBefore && in.Calls[lastChange].Tool == "Bash":
+		return fmt.Sprintf("no test command ran after its last change (%s), which may have written a file: run the tests again after it", describe(in.Calls[lastChange]))
 	case ranBefore:
 		return fmt.Sprintf("no test command ran after its last change (%s)", describe(in.Calls[lastChange]))
 	}
 	return "the child ran no test command"
-}
-
-// changes reports whether a call changed a file: a file tool's edit that
-// went through.
-func changes(c Call) bool {
-	switch c.Tool {
-	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		return !c.IsError
-	}
-	return false
 }
 
 func lastLine(s string, n int) string {
@@ -291,12 +287,40 @@ func testPrefix(in Input, p string) bool {
 	if cmds == nil {
 		cmds = DefaultTestCommands()
 	}
+	forms := []string{p}
+	if strings.HasPrefix(p, "make ") {
+		forms = append(forms, makeTargets(p))
+	}
 	for _, t := range cmds {
-		if p == t || strings.HasPrefix(p, t+" ") {
-			return true
+		for _, f := range forms {
+			if f == t || strings.HasPrefix(f, t+" ") {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// makeTargets is a make command with its options and variable
+// assignments left out ("make -j4 test" is "make test"): its targets.
+func makeTargets(p string) string {
+	words := strings.Fields(p)
+	out := words[:1:1]
+	for j := 1; j < len(words); j++ {
+		w := words[j]
+		switch {
+		case strings.HasPrefix(w, "--"):
+		case strings.HasPrefix(w, "-"):
+			k := strings.IndexAny(w[1:], makeValued)
+			if k >= 0 && k == len(w)-2 && j+1 < len(words) && (!strings.ContainsRune("jl", rune(w[len(w)-1])) || isDigits(words[j+1])) {
+				j++ // -C dir, -j 4: the value is the next word (-j's only when a number)
+			}
+		case strings.Contains(w, "="):
+		default:
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // isTest reports whether a Bash command line runs tests.
@@ -307,6 +331,11 @@ func isTest(in Input, command string) bool {
 	progs := []string{strings.Join(strings.Fields(command), " ")}
 	if in.Programs != nil {
 		progs = append(progs, in.Programs(command)...)
+	}
+	if in.StatusCommands != nil {
+		// whole simple commands: python3 -m pytest after a cd or an
+		// assignment (Programs keeps only python3)
+		progs = append(progs, in.StatusCommands(command)...)
 	}
 	for _, p := range progs {
 		if testPrefix(in, p) {
@@ -347,4 +376,8 @@ func touched(in Input, claimed string) bool {
 		}
 	}
 	return false
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789.") == ""
 }

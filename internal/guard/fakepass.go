@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,15 +34,36 @@ func noRunOptions() []noRunOption {
 		{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
 		{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
 		{"go test", []string{"-test.run", "-test.skip"}, "selects tests through the binary's own flags"},
+		{"go test", profileOptions(), "writes a file (a profile, trace, coverage or test binary) after its tests ran, which may change the files they ran on: run the tests without writing output into the tree"},
 		{"cargo test", []string{"--no-run"}, "builds the tests without running them"},
 		{"cargo test", []string{"--list"}, "lists tests without running them"},
 		{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
 		{"", []string{"--listTests", "--list-tests"}, "lists tests without running them"},
 		{"", []string{"--passWithNoTests"}, "passes with no test at all"},
 		{"", []string{"--help", "-h", "--version"}, "prints its help or version"},
-		{"npm", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
+		{"", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
+		{"", []string{"--script-shell"}, "runs the test script through another program, whose exit status it reports"},
+		{"make", []string{"-i", "--ignore-errors"}, "ignores the recipes' failures"},
+		{"make", []string{"-n", "--just-print", "--dry-run", "--recon"}, "prints the recipes without running them"},
+		{"make", []string{"-q", "--question"}, "runs no recipe"},
+		{"make", []string{"-t", "--touch"}, "touches the targets instead of running their recipes"},
+		{"make", []string{"-E", "--eval", "-e", "--environment-overrides"}, "changes the rules or variables its recipes run with"},
 	}
 }
+
+// profileOptions are go test's options that write a file after (or
+// instead of) its tests, in each spelling: -cpuprofile, --cpuprofile,
+// -test.cpuprofile after -args (review #5).
+func profileOptions() []string {
+	var out []string
+	for _, o := range []string{"cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "outputdir", "o"} {
+		out = append(out, "-"+o, "--"+o, "-test."+o, "--test."+o)
+	}
+	return out
+}
+
+// makeValued are make's one-letter options that take a value.
+const makeValued = "CfIjlLoOW"
 
 // fakedPass says why a test command line that exited 0 is still no
 // evidence that tests pass ("" when it is).
@@ -61,9 +83,15 @@ func fakedPass(in Input, c Call) string {
 				return why
 			}
 		}
+		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
+			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
+		}
 		if strings.HasPrefix(sc, "go test") && !clipped(c.Result) {
 			if why := goTestRanNone(c.Result); why != "" {
 				return why
+			}
+			if selects(words) && goTests(in, c.Command) > 1 {
+				return "it selects tests (-run or -skip) in a line that runs go test more than once: its output cannot tell which of them ran a test; run it alone"
 			}
 			if selects(words) && !ranATest(c.Result) {
 				return "it selects tests (-run or -skip) and its output shows none that ran"
@@ -96,11 +124,22 @@ func statusTests(in Input, command string) []string {
 // its tests ("" none). Everything after `--` or -args goes to the tests'
 // own binary, and is looked at too (-test.run, --list).
 func noRun(cmd string, words []string) string {
-	for _, w := range words[1:] {
+	if strings.HasPrefix(cmd, "make") {
+		if why := makeNoRun(words); why != "" {
+			return why
+		}
+	}
+	for j, w := range words[1:] {
 		if w == "-args" || w == "--args" {
 			continue
 		}
-		opt, _, _ := strings.Cut(w, "=")
+		opt, value, has := strings.Cut(w, "=")
+		if !has && j+2 < len(words) {
+			value = words[j+2]
+		}
+		if strings.HasPrefix(cmd, "go test") && slices.Contains([]string{"-count", "--count", "-test.count", "--test.count"}, opt) && strings.Trim(value, `'"`) == "0" {
+			return "it ran with " + opt + "=0, which runs no test"
+		}
 		for _, o := range noRunOptions() {
 			if o.cmd != "" && !strings.HasPrefix(cmd, o.cmd) {
 				continue
@@ -200,4 +239,63 @@ func ranATest(out string) bool {
 		}
 	}
 	return false
+}
+
+// verbosity reports a make variable assignment that only asks for more
+// output: V or VERBOSE set to a number (make test V=1). Any other
+// variable, or another value, can name a program or an option
+// (GO=true, TESTFLAGS=-run=NONE, COUNT=0 for a -count=$(COUNT)), which
+// the command line's value puts in place of the Makefile's.
+func verbosity(name, value string) bool {
+	return (name == "V" || name == "VERBOSE") && value != "" && isDigits(value)
+}
+
+// makeNoRun is why a make command's words make its status say nothing of
+// its recipes ("" none): a cluster of one-letter options holding i, n, q
+// or t (-in, -ki), or a variable assigned on its command line (SHELL=true,
+// .SHELLFLAGS=..., GO=true), which beats the Makefile's own and can change
+// what its recipes run.
+func makeNoRun(words []string) string {
+	for _, w := range words[1:] {
+		if w == "--" {
+			break
+		}
+		if k, v, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") && !verbosity(k, v) {
+			return "it sets the make variable " + k + " on its command line, which overrides the Makefile's and can change what its recipes run (only V or VERBOSE set to a number is taken): run make without it"
+		}
+		if !strings.HasPrefix(w, "-") || strings.HasPrefix(w, "--") {
+			continue
+		}
+		for _, r := range w[1:] {
+			if strings.ContainsRune(makeValued, r) {
+				break
+			}
+			if why, ok := makeLetters()[r]; ok {
+				opt := fmt.Sprintf("-%c", r)
+				if w != opt {
+					opt += " (in " + w + ")"
+				}
+				return "it ran with " + opt + ", which " + why
+			}
+		}
+	}
+	return ""
+}
+
+// goTests counts the go test commands of a line (its status commands').
+func goTests(in Input, command string) int {
+	n := 0
+	for _, sc := range statusTests(in, command) {
+		if strings.HasPrefix(sc, "go test") {
+			n++
+		}
+	}
+	return n
+}
+
+// makeLetters are make's one-letter options with which its status says
+// nothing of its recipes.
+func makeLetters() map[rune]string {
+	return map[rune]string{'i': "ignores the recipes' failures", 'n': "prints the recipes without running them",
+		'q': "runs no recipe", 't': "touches the targets instead of running their recipes", 'e': "lets the environment override the Makefile's variables"}
 }

@@ -22,6 +22,7 @@ package guard
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -112,6 +113,13 @@ type Input struct {
 	// function or alias in the line, a variable that changes what runs.
 	// nil: no line is undermined.
 	Undermined func(command string) string
+	// ReadOnly says whether a Bash command line (or one command of it) is
+	// read-only as brood's permissions judge it (tool.ReadOnlyCommand);
+	// nil: none is. Commands splits a line into its commands and writing
+	// redirections (trust.LineCommands); nil: every Bash call that runs no
+	// test is a change. A Bash call neither calls read-only is a change.
+	ReadOnly func(command string) bool
+	Commands func(command string) ([]Segment, bool)
 	// Dirs are the directories a command line changes to with cd or pushd,
 	// in order, as written (trust.Dirs); nil: it changes to none.
 	Dirs func(command string) []string
@@ -124,6 +132,25 @@ type Input struct {
 	// words in the child's transcript are then kept only up to its advice,
 	// which the child could have written (review43 P1-1).
 	Advice func(c Call) string
+	// Known writes out a program word a Bash line gave a known value
+	// before it ran (PY=python3; "$PY" -m pytest: trust.KnownPrograms),
+	// for the evidence checks; nil: such a program stays computed.
+	Known func(command string) string
+}
+
+// known is in with each Bash call's line as Known writes it out.
+func (in Input) known() Input {
+	if in.Known == nil {
+		return in
+	}
+	calls := slices.Clone(in.Calls)
+	for i, c := range calls {
+		if c.Tool == "Bash" && c.Command != "" {
+			calls[i].Command = in.Known(c.Command)
+		}
+	}
+	in.Calls = calls
+	return in
 }
 
 // Check runs every guard and returns the concerns, in a stable order.
@@ -131,7 +158,7 @@ func Check(in Input) []Concern {
 	var out []Concern
 	out = append(out, shape(in)...)
 	out = append(out, scope(in)...)
-	out = append(out, evidence(in)...)
+	out = append(out, evidence(in.known())...)
 	out = append(out, unauthorized(in)...)
 	return out
 }

@@ -76,13 +76,29 @@ func realPathIn(p string, dirs map[string]string) string {
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return realPath(p)
 	}
-	dir := filepath.Dir(p)
-	r, ok := dirs[dir]
-	if !ok {
-		r = realPath(dir)
-		dirs[dir] = r
+	return filepath.Join(realDirIn(filepath.Dir(p), dirs), filepath.Base(p))
+}
+
+// realDirIn is realPath of the directory d, each name on the way looked
+// at once for all the stores (one lstat, kept in dirs): a link is
+// resolved whole (realPath), anything else, there or not, is joined to
+// its parent's real path. realPath alone stat'd every parent again for
+// each store (about 550 stats for the list, most of them /, /home and
+// the home directory).
+func realDirIn(d string, dirs map[string]string) string {
+	if r, ok := dirs[d]; ok {
+		return r
 	}
-	return filepath.Join(r, filepath.Base(p))
+	r := d
+	if parent := filepath.Dir(d); parent != d {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			r = realPath(d)
+		} else {
+			r = filepath.Join(realDirIn(parent, dirs), filepath.Base(d))
+		}
+	}
+	dirs[d] = r
+	return r
 }
 
 // realPath is p with the links of its longest existing prefix resolved

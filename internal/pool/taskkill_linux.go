@@ -383,6 +383,14 @@ func lockHolders(path string) ([]int, error) {
 	return pids, sc.Err()
 }
 
+// TaskLockHolders are the processes holding the flock on a task's lock
+// path (its directory, or its .lock file), as /proc/locks says: the
+// task's live owners. None when there is none or it cannot be told.
+func TaskLockHolders(path string) []int {
+	pids, _ := lockHolders(path)
+	return pids
+}
+
 // sameFile compares /proc/locks' maj:min:inode with want, ignoring how many
 // hex digits the device numbers were printed with.
 func sameFile(got, want string) bool {

@@ -254,3 +254,34 @@ func TestLoadDirIsAFile(t *testing.T) {
 		t.Errorf("diags = %v", diags)
 	}
 }
+
+// TestModelLine: a definition knows the line of its model: key, in both
+// project directories, so that a model held back until the project is
+// trusted is named where it is written; inherit is no model, and a file
+// without the key has no line.
+func TestModelLine(t *testing.T) {
+	proj := t.TempDir()
+	write(t, filepath.Join(proj, ".git/HEAD"), "ref: x\n")
+	write(t, filepath.Join(proj, ".claude/agents/a.md"), "---\nname: a\ndescription: d\nmodel: opus\n---\n")
+	write(t, filepath.Join(proj, ".brood/agents/b.md"), "---\nname: b\ndescription: d\ntools: Read\n# why\nmodel: openai/gpt-5\n---\n")
+	write(t, filepath.Join(proj, ".brood/agents/c.md"), "---\nname: c\nmodel: inherit\ndescription: d\n---\n")
+	write(t, filepath.Join(proj, ".brood/agents/d.md"), "---\nname: d\ndescription: d\n---\n")
+	reg, diags := Load(Options{ProjectRoot: proj, Home: t.TempDir(), Claude: true})
+	if len(diags) != 0 {
+		t.Fatal(diags)
+	}
+	for _, c := range []struct {
+		name, model string
+		line        int
+	}{
+		{"a", "opus", 4},
+		{"b", "openai/gpt-5", 6},
+		{"c", "", 3},
+		{"d", "", 0},
+	} {
+		def, ok := reg.Get(c.name)
+		if !ok || def.Source != SourceProject || def.Model != c.model || def.ModelLine() != c.line {
+			t.Errorf("%s: model %q at line %d, want %q at %d (%+v)", c.name, def.Model, def.ModelLine(), c.model, c.line, def)
+		}
+	}
+}

@@ -117,7 +117,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 		case "disallowedtools":
 			disallowed = f
 		case "model":
-			d.Model = p.model(f)
+			d.Model, d.modelLine = p.model(f), f.line
 		case "effort":
 			d.Effort = p.oneOf(f, "low", "medium", "high", "xhigh", "max")
 		case "maxturns":

@@ -146,7 +146,13 @@ type Definition struct {
 	// nameLine is where `name:` is, for precedence warnings.
 	nameLine  int
 	toolsLine int // the tools: line, for warnings about a tool
+	modelLine int // the model: line, for where a held model is written
 }
+
+// ModelLine is the line of the definition's model: key (0 where it has
+// none, or it is not known): what a warning that holds the model back
+// names.
+func (d *Definition) ModelLine() int { return d.modelLine }
 
 // Severity of a Diagnostic.
 const (

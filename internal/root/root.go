@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -62,6 +63,9 @@ type Options struct {
 	// redacted by the project's redactor, unless Interactive) and the
 	// hooks' session. "" none.
 	Transcript string
+	// Claim is a new session's owner record, written by the transcript's
+	// writer with its first line (session.ClaimLater); nil: none to write.
+	Claim *session.Pending
 	// MaxTurns and TokenBudget override the settings' (0: theirs).
 	MaxTurns    int
 	TokenBudget int64
@@ -276,11 +280,18 @@ func (r *Root) agent(ctx context.Context) error {
 	// the list the model is offered, as Claude Code does.
 	cfg.Tools = withoutDenied(tool.NewSet(tools...), f.Permissions(o.Perms).Deny)
 	if o.Transcript != "" && !o.Interactive {
-		tw, err := session.Open(o.Transcript, session.Options{Redact: r.Redact})
+		tw, err := session.Open(o.Transcript, session.Options{Redact: r.Redact, Claim: o.Claim})
 		if err != nil {
 			return err
 		}
-		r.closers = append(r.closers, func() { tw.Close() })
+		r.closers = append(r.closers, func() {
+			// Its owner record's sync is waited for here: a failure means a
+			// power cut could lose the record, and the session would not
+			// be continued.
+			if err := tw.Close(); err != nil && o.Claim != nil {
+				fmt.Fprintf(f.Err, "brood: warning: %v\n", err)
+			}
+		})
 		cfg.Transcript = tw
 	}
 	r.Agent = cfg

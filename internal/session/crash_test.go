@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		os.Exit(crashChild(path))
 	}
+	if path := os.Getenv(claimChildEnv); path != "" {
+		os.Exit(claimChild(path))
+	}
 	os.Exit(m.Run())
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -129,7 +130,9 @@ func sealHolds(path string, o Owner) bool {
 func Mine(path string) error {
 	id := IDOf(path)
 	var o Owner
-	if err := readOwner(OwnerPath(path), &o); err != nil {
+	if err := readOwner(OwnerPath(path), &o); errors.Is(err, errCutShort) {
+		return notYours{fmt.Sprintf("session %s cannot be continued: its owner record %s is empty or cut short (brood was stopped by a power cut or crash before the record reached the disk, or a repository shipped it so); not continued: %s", id, OwnerPath(path), workaround)}
+	} else if err != nil {
 		return notYours{fmt.Sprintf("session %s was not made by you (%v): a repository may have shipped it, or a brood from before sessions were sealed made it; not continued: %s", id, err, workaround)}
 	}
 	if !sealHolds(path, o) {
@@ -233,10 +236,18 @@ func readOwner(file string, o *Owner) error {
 		return err
 	}
 	if err := json.Unmarshal(data, o); err != nil {
+		var syn *json.SyntaxError
+		if len(bytes.TrimSpace(data)) == 0 || errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errCutShort
+		}
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
 }
+
+// errCutShort is readOwner's error for a record that is empty or not
+// whole JSON: what a power cut before its sync leaves (writeAtomicLater).
+var errCutShort = errors.New("the owner record is empty or cut short")
 
 // writeAtomic writes data to path through a temporary file beside it,
 // synced, then renamed into place (a link at path is replaced, never

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/broodhq/brood/internal/model"
 )
 
@@ -62,14 +64,19 @@ type Record struct {
 // (parallel tool calls report their results from several goroutines).
 type Writer struct {
 	mu     sync.Mutex
-	f      *os.File
+	f      *os.File // nil before a new session's first line (claim)
+	closed bool
 	path   string
 	now    func() time.Time
 	redact func(string) string
 	err    error // the first failed write
 	// first: the file was empty when opened, so the next line written is
-	// its first, which is sealed into its owner record (claimFirst).
+	// its first, which is sealed into its owner record (claimFirst, or
+	// claim's one write).
 	first bool
+	// claim is the new session's owner record, written with the first
+	// line, before the transcript is made with it (Options.Claim).
+	claim *Pending
 }
 
 // Options tune a Writer.
@@ -79,22 +86,34 @@ type Options struct {
 	Redact func(string) string
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// Claim, when set, is the new session's owner record (ClaimLater),
+	// written once, with the hash of the transcript's first line, just
+	// before the transcript is made with that line in it (not at Open: a
+	// kill before the first line leaves neither); Close waits for its
+	// sync. The transcript must not exist yet.
+	Claim *Pending
 }
 
-// Open opens path for appending, creating it (and its directory) if needed.
+// Open opens path for appending, creating it (and its directory) if needed;
+// with Options.Claim, the file is made with its first line.
 func Open(path string, opts Options) (*Writer, error) {
 	// Readable by its owner alone: a transcript holds what the model read.
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	w := &Writer{path: path, now: opts.Now, redact: opts.Redact, claim: opts.Claim}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.claim != nil {
+		w.first = true
+		return w, nil
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	w := &Writer{f: f, path: path, now: opts.Now, redact: opts.Redact}
-	if w.now == nil {
-		w.now = time.Now
-	}
+	w.f = f
 	if err := w.healTornTail(); err != nil {
 		f.Close()
 		return nil, err
@@ -145,8 +164,16 @@ func (w *Writer) Append(r Record) error {
 	line = append(line, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return errors.New("session: writer is closed")
+	}
+	if w.f == nil {
+		// A new session's first line (Options.Claim); after its owner
+		// record failed, nothing is written (Err says why).
+		if w.err == nil {
+			w.err = w.begin(line)
+		}
+		return w.err
 	}
 	// One write per line: a kill between two records never leaves half of one
 	// interleaved with the next.
@@ -157,9 +184,50 @@ func (w *Writer) Append(r Record) error {
 		}
 	} else if w.first {
 		w.first = false
-		claimFirst(w.path, line)
+		if w.claim == nil {
+			claimFirst(w.path, line)
+		}
 	}
 	return err
+}
+
+// begin writes a new session's owner record, sealed with line's hash
+// (none for nil), then makes the transcript with line in it: written
+// beside it and linked into place, so no process, nor a kill at any
+// moment, sees the transcript without its first line or without its
+// record (a record alone is not listed: it names no transcript yet).
+func (w *Writer) begin(line []byte) error {
+	if err := w.claim.write(line); err != nil {
+		return err
+	}
+	f, err := createWith(w.path, line)
+	if err != nil {
+		return claimError{fmt.Sprintf("session transcript %s: %v; not started: remove what is in its place or make %s writable, then run again", w.path, err, filepath.Dir(w.path))}
+	}
+	w.f, w.first = f, false
+	return nil
+}
+
+// createWith makes the file path holding data, opened for appending; a
+// file already there is left as it was (an error).
+func createWith(path string, data []byte) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name()) // once linked, its second name
+	if _, err = f.Write(data); err == nil {
+		// Appending, as Open's: another writer's lines are never overwritten.
+		_, err = unix.FcntlInt(f.Fd(), unix.F_SETFL, unix.O_APPEND)
+	}
+	if err == nil {
+		err = os.Link(f.Name(), path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Err is the first write that failed (a full disk), or nil: a transcript
@@ -174,11 +242,24 @@ func (w *Writer) Err() error {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return nil
 	}
-	err := w.f.Close()
-	w.f = nil
+	w.closed = true
+	var err error
+	if w.f == nil && w.claim != nil && w.err == nil {
+		// A session that wrote no line still gets its record (as Claim
+		// wrote it), without a first line's hash, and its empty
+		// transcript, so the id said for it can be resumed.
+		err = w.begin(nil)
+	}
+	if w.f != nil {
+		err = errors.Join(err, w.f.Close())
+		w.f = nil
+	}
+	if w.claim != nil {
+		err = errors.Join(err, w.claim.wait())
+	}
 	return err
 }
 

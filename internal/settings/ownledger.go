@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -131,31 +132,9 @@ func RecordOwnLocal(root, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return writePrivate(path, append(data, '\n'))
-}
-
-// writePrivate writes path, 0600, tmp+rename.
-func writePrivate(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	// 0600 (os.CreateTemp's mode), synced, tmp+rename.
+	if err := dispatch.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("%s: %w", path, werr)
 	}
 	return nil
 }

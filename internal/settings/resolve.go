@@ -119,7 +119,7 @@ func Resolve(src Sources) (*Resolved, error) {
 		t.Force = true
 	}
 	var keys []string
-	full := r.Settings
+	full, fullOrigins := r.Settings, maps.Clone(r.Origins)
 	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
 	r.Settings.Trust.Own = own
 	if r.Settings.Trust.Gated() {
@@ -145,6 +145,11 @@ func Resolve(src Sources) (*Resolved, error) {
 			return nil, err
 		}
 	}
+	if r.Settings.Trust.Gated() {
+		if err := validateHeld(full, fullOrigins, src.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	w, err := validate(r.Settings, r.Origins)
 	if err != nil {
 		return nil, err
@@ -152,6 +157,23 @@ func Resolve(src Sources) (*Resolved, error) {
 	r.Warnings = append(r.Warnings, w...)
 	r.Settings.Permissions.AskFrom = askFrom(src, files, r.Settings.Permissions.Ask)
 	return r, nil
+}
+
+// validateHeld checks the settings as the files say them, before the gate
+// held anything back: a value that is no value (project_files.children =
+// "bogus", a negative size, a mode that does not exist) is bad input, an
+// error naming the key, its file and line, whether the project is trusted
+// or not; the gate would otherwise take it for a loosening and hold it in
+// silence. A valid loosening is held, with its notice, as before.
+func validateHeld(full Settings, origins map[string]Origin, getenv func(string) string) error {
+	full = full.clone()
+	if getenv != nil {
+		if err := applyEnv(&full, getenv, origins); err != nil {
+			return err
+		}
+	}
+	_, err := validate(full, origins)
+	return err
 }
 
 // heldWhy is why a project value is held back.
@@ -320,6 +342,14 @@ func (r *Resolved) loadClaude(f File) error {
 	p.Allow = addRules(p.Allow, cp.Allow)
 	if len(cp.Allow) > 0 {
 		r.Origins["permissions.allow"] = Origin{Source: f.Source, File: f.Path, Line: line("allow")}
+	}
+	switch cp.DefaultMode {
+	case "manual": // Claude Code's other name for default
+		cp.DefaultMode = "default"
+	case "auto": // Claude Code's classifier mode: brood has no classifier
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("defaultMode"), Key: "permissions.mode",
+			Msg: `permissions.defaultMode: "auto" is a Claude Code mode brood does not implement; the mode of the layers below applies (write default, acceptEdits, plan or dontAsk)`})
+		cp.DefaultMode = ""
 	}
 	if cp.DefaultMode != "" {
 		p.Mode, r.Settings.modeClaude = cp.DefaultMode, true

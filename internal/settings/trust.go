@@ -104,17 +104,26 @@ func (t ProjectTrust) Notice() string {
 		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject, why)
 }
 
-// modeRank orders permission modes from the most to the least asking.
+// Modes are the permission modes brood implements, as Claude Code writes
+// them (tool.ParseMode reads them).
+func Modes() []string {
+	return []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}
+}
+
+// modeRank orders permission modes from the least to the most allowing:
+// plan runs nothing but reads, dontAsk is default with every ask denied.
 func modeRank(m string) int {
 	switch m {
 	case "plan":
 		return 0
-	case "", "default":
+	case "dontAsk":
 		return 1
-	case "acceptEdits":
+	case "", "default":
 		return 2
+	case "acceptEdits":
+		return 3
 	}
-	return 3 // bypassPermissions, or anything unknown: treat as widest
+	return 4 // bypassPermissions, or anything unknown: treat as widest
 }
 
 // clone deep-copies every slice, map and pointer of s, so that a decode

@@ -64,8 +64,8 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("store", "%v", checkStoreURL(s.Store))
 	case s.Effort != "" && !slices.Contains([]string{"low", "medium", "high", "xhigh", "max"}, s.Effort):
 		return nil, fail("effort", "%q is not one of low, medium, high, xhigh, max", s.Effort)
-	case s.Permissions.Mode != "" && !slices.Contains([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, s.Permissions.Mode):
-		return nil, fail("permissions.mode", "%q is not one of default, acceptEdits, bypassPermissions, plan", s.Permissions.Mode)
+	case s.Permissions.Mode != "" && !slices.Contains(Modes(), s.Permissions.Mode):
+		return nil, fail("permissions.mode", "%q is not one of %s", s.Permissions.Mode, strings.Join(Modes(), ", "))
 	}
 	if err := checkGuardrails(s.Guardrails, fail); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // attempt is one run of a call's task on this machine: the Dispatcher's
@@ -32,6 +33,9 @@ type attempt struct {
 	s       *spawn
 	endAsks context.CancelFunc
 	unheld  []string
+	// venvs are the workspace's venv activate scripts as they were before
+	// the child ran (trust.UnderminedBy exempts only these, unchanged).
+	venvs trust.VenvPins
 	// Exec.
 	o       *dispatch.Output
 	execErr error
@@ -139,6 +143,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, turn: a.spec.Watch.Turn, final: a.spec.Watch.Final, askCtx: askCtx, cfg: d.newConfigGuard(id)}
 	a.undo = append(a.undo, a.s.cfg.release)
 	a.unheld = d.unheldGitConfig(env)
+	a.venvs = pinVenvs(ctx, env.Workspace)
 }
 
 // Exec runs the child through the pool (again on a git worktree copy when
@@ -219,7 +224,11 @@ func (a *attempt) Land(ctx context.Context) {
 	if s.prog != nil {
 		run = s.prog.calls
 	}
-	a.concerns = d.guardrails(j, res, &a.v, a.want, d.recordCalls(j, run))
+	venvs := a.venvs
+	if s.ws != nil && s.ws.Mode != isolate.ModeNone {
+		venvs = nil // its copy's activate is not the one pinned
+	}
+	a.concerns = d.guardrails(j, res, &a.v, a.want, d.recordCalls(j, run), venvs)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()

@@ -130,9 +130,10 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
-	// Redactor, when set, is the one Redact belongs to: the .env values
-	// it knows are handed to every child (tool.PassSecrets), whose own
-	// view of the tree may hide the files.
+	// Redactor, when set, is the one Redact belongs to: the secret values
+	// it knows (its environment's, which no child's environment holds,
+	// and the .env values, which a child's view of the tree may hide)
+	// are handed to every child (tool.PassSecrets).
 	Redactor *tool.Redactor
 	// Owners holds the Owner records and verdicts of this dispatcher's
 	// children, which a resume and a listing trust (nil: the project's

@@ -95,6 +95,7 @@ type configGuard struct {
 	cgroup   string // the child's own cgroup, once started ("" none)
 	recorded string
 	warned   bool
+	unkept   error // the record is too large to keep: the child may not start (refusal)
 }
 
 // nestedTops is one answer of trust.NestedWalk, of the tree at root.

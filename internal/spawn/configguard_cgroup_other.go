@@ -8,3 +8,9 @@ func childCgroup(pid int, id string) string { return "" }
 func stopTaskCgroups(rec *guardRecord) bool { return true }
 
 func taskCgroupsLive(rec *guardRecord) bool { return false }
+
+type taskProc struct{}
+
+func taskProcs(rec *guardRecord) []taskProc { return nil }
+
+func stopTaskProcs(rec *guardRecord, ps []taskProc) bool { return true }

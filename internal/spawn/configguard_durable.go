@@ -41,7 +41,7 @@ const guardSealKind = "guard"
 const maxGuardRecord = 1 << 20
 
 // guardRecordVersion is the version of guard records this build writes.
-const guardRecordVersion = 1
+const guardRecordVersion = 2
 
 // guardRecord is an in-place writer's guard as written to disk.
 type guardRecord struct {
@@ -57,8 +57,16 @@ type guardRecord struct {
 	// containment): what it started lives on there after the root's
 	// death, and is killed before anything is put back. In pidns mode the
 	// child is the namespace's init: the kernel ended the rest with it.
-	Cgroup string              `json:"cgroup,omitempty"`
-	States []trust.StateRecord `json:"states"`
+	Cgroup string `json:"cgroup,omitempty"`
+	// Boot is the kernel's boot id when the record was written: after a
+	// reboot no pid or start time in it names a process (start times
+	// count from boot), and nothing of its root's survived.
+	Boot string `json:"boot,omitempty"`
+	// States are what to put back; on disk they are in Enc, encrypted
+	// (configguard_enc.go: .git/config can hold credentials). A record an
+	// earlier brood wrote has them here in the clear.
+	States []trust.StateRecord `json:"states,omitempty"`
+	Enc    []byte              `json:"enc,omitempty"`
 	Seal   string              `json:"seal,omitempty"`
 }
 
@@ -77,6 +85,23 @@ func (p procID) alive() bool {
 	}
 	state, start := procStat(p.PID)
 	return start == p.Start && state != "Z" && state != "X"
+}
+
+// bootID is this boot's id (/proc/sys/kernel/random/boot_id), "" when
+// unknown.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// rebooted reports whether rec was written before this boot: nothing its
+// root or child ran still runs.
+func (rec *guardRecord) rebooted() bool {
+	now := bootID()
+	return rec.Boot != "" && now != "" && rec.Boot != now
 }
 
 func procStart(pid int) string { _, start := procStat(pid); return start }
@@ -121,7 +146,7 @@ func (g *configGuard) persist() {
 	if dir == "" || g.id == "" || g.err != nil {
 		return
 	}
-	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup}
+	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child, Cgroup: g.cgroup, Boot: bootID()}
 	for _, c := range []*trust.ConfigState{g.before, g.git, g.nestedCfg} {
 		if r, ok := c.Record(); ok {
 			rec.States = append(rec.States, r)
@@ -135,10 +160,27 @@ func (g *configGuard) persist() {
 		g.recorded = filepath.Join(dir, guardRecordName(rec))
 		return
 	}
+	if errors.Is(err, errGuardTooBig) && g.child == nil {
+		// Before the child starts: it is not started (unkept).
+		g.unkept = fmt.Errorf("task %s: its configuration guard cannot be kept in %s (%v): a brood killed while this in-place subagent ran would leave .git and .brood as it made them, so it is not started; run it isolated (isolation: worktree) or shrink what it keeps, largest first: %s", g.id, dir, err, guardBulk(rec.States))
+		return
+	}
 	if g.d.cfg.Stderr != nil && !g.warned {
 		g.warned = true
 		fmt.Fprintf(g.d.cfg.Stderr, "brood: %s: what task %s's guard must put back is not kept on disk (%v): should brood die before the subagent ends, check .git and .brood yourself\n", dir, g.id, err)
 	}
+}
+
+// refusal is why the child may not start: its guard's record could not be
+// kept (persist), so the crash story would not hold for it; nil when it
+// may.
+func (g *configGuard) refusal() error {
+	if g == nil {
+		return nil
+	}
+	g.d.cfgMu.Lock()
+	defer g.d.cfgMu.Unlock()
+	return g.unkept
 }
 
 // started notes the child's process in the guard's record.
@@ -164,24 +206,33 @@ func (g *configGuard) forget() {
 
 func guardRecordName(r guardRecord) string { return fmt.Sprintf("%s.%d.json", r.TaskID, r.Owner.PID) }
 
-// writeGuardRecord seals rec and writes it into dir (0700), synced,
-// tmp+rename, through no link.
-func writeGuardRecord(dir string, rec *guardRecord) error {
+// errGuardTooBig: a guard's record would be larger than the next brood
+// reads back (maxGuardRecord).
+var errGuardTooBig = errors.New("the record is too large to keep")
+
+// writeGuardRecord encrypts rec's states, seals it and writes it into dir
+// (0700, the file 0600), synced, tmp+rename, through no link. rec is left
+// as it was.
+func writeGuardRecord(dir string, in *guardRecord) error {
 	key, err := taskdir.RecordKey()
 	if err != nil {
 		return err
 	}
+	rec := *in
 	rec.Seal = ""
-	data, err := json.Marshal(rec)
+	if err := sealStates(key, &rec); err != nil {
+		return err
+	}
+	data, err := json.Marshal(&rec)
 	if err != nil {
 		return err
 	}
 	rec.Seal = taskdir.Seal(key, guardSealKind, data)
-	if data, err = json.Marshal(rec); err != nil {
+	if data, err = json.Marshal(&rec); err != nil {
 		return err
 	}
 	if len(data) > maxGuardRecord {
-		return fmt.Errorf("the record would be %d bytes, more than the %d the next brood reads", len(data), maxGuardRecord)
+		return fmt.Errorf("%w: it would be %d bytes, over the %d the next brood reads back", errGuardTooBig, len(data), maxGuardRecord)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -191,7 +242,7 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 		return err
 	}
 	defer root.Close()
-	name := guardRecordName(*rec)
+	name := guardRecordName(rec)
 	tmp := "." + name + ".tmp-" + taskdir.NewID()
 	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -209,20 +260,27 @@ func writeGuardRecord(dir string, rec *guardRecord) error {
 	return nil
 }
 
-// readGuardRecord reads one record of dir, through no link, and checks
-// its seal: a record brood did not write for this user (a repository can
-// commit .brood/records) is never acted on.
-func readGuardRecord(dir, name string) (*guardRecord, error) {
+// openGuardRecord opens one record of dir, through no link: a regular
+// file of at most maxGuardRecord bytes.
+func openGuardRecord(dir, name string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, taskdir.ErrNotRegular)
 	} else if st.Size() > maxGuardRecord {
+		f.Close()
 		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, maxGuardRecord)
 	}
+	return f, nil
+}
+
+// decodeGuardRecord reads a record opened by openGuardRecord and checks
+// its seal: a record brood did not write for this user (a repository can
+// commit .brood/records) is never acted on.
+func decodeGuardRecord(f *os.File) (*guardRecord, error) {
 	data, err := io.ReadAll(io.LimitReader(f, maxGuardRecord))
 	if err != nil {
 		return nil, err
@@ -241,40 +299,81 @@ func readGuardRecord(dir, name string) (*guardRecord, error) {
 	if err != nil || !taskdir.SealHolds(key, guardSealKind, plain, seal) {
 		return nil, taskdir.ErrNotYours
 	}
+	if err := openStates(key, &rec); err != nil {
+		return nil, err
+	}
 	return &rec, nil
 }
 
 // RestoreCrashedGuards puts back what the guard of an in-place writer
 // whose root died before the writer ended must put back (see above): for
-// each record in the project's records whose root and child are both
-// gone, the configuration that changed since the snapshot is put back,
-// and the record removed. It returns one line for each record it acted
-// on, for stderr. Nothing pending costs one directory read.
+// each record in the project's records whose root is gone, what the child
+// still runs is killed (its cgroup, or its PID namespace through its
+// init: configguard_procs_linux.go), the configuration that changed since
+// the snapshot is put back, and the record removed. It returns one line
+// for each record it acted on, for stderr. Nothing pending costs one
+// directory read.
 func RestoreCrashedGuards(projectRoot string) []string {
 	dir := filepath.Join(taskdir.Open(projectRoot).Records().Path(), guardsDir)
 	var lines []string
 	for _, name := range guardRecordNames(dir) {
-		rec, err := readGuardRecord(dir, name)
-		if err != nil || rec.Project != projectRoot || rec.Owner.alive() {
-			continue // one brood did not seal is left as it is
-		}
-		if taskCgroupsLive(rec) {
-			// Said before any signal, as a person's kill is: what stopped
-			// the task is on record, not "no record says how it ended".
-			_ = dispatch.Records(projectRoot).WriteKill(rec.TaskID, dispatch.Kill{TaskID: rec.TaskID, By: dispatch.KilledByBrood,
-				Via: fmt.Sprintf("its parent run ended (brood pid %d died) and the next brood stopped what it still ran, to put back its configuration", rec.Owner.PID), At: time.Now().UTC()})
-		}
-		if !stopTaskCgroups(rec) {
-			lines = append(lines, fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID))
-			continue
-		}
-		if rec.Child != nil && rec.Child.alive() {
-			continue
-		}
-		lines = append(lines, restoreGuard(rec, dir)...)
-		_ = os.Remove(filepath.Join(dir, name))
+		lines = append(lines, restoreCrashed(projectRoot, dir, name)...)
 	}
 	return lines
+}
+
+// restoreCrashed acts on one record of dir (RestoreCrashedGuards). The
+// record is locked (flock, not waited for) from before anything is killed
+// until it is removed: a second brood command that finds it held says so
+// and leaves it to the first, and one that takes it once the first let go
+// finds it removed and does nothing.
+func restoreCrashed(projectRoot, dir, name string) []string {
+	f, err := openGuardRecord(dir, name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rec, err := decodeGuardRecord(f)
+	rebooted := err == nil && rec.rebooted()
+	if err != nil || rec.Project != projectRoot || !rebooted && rec.Owner.alive() {
+		return nil // one brood did not seal is left as it is
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return []string{fmt.Sprintf("brood: task %s's configuration guard is being put back by another brood command (it holds %s): left to it", rec.TaskID, filepath.Join(dir, name))}
+	}
+	if !stillNamed(f, filepath.Join(dir, name)) {
+		return nil // put back and removed by the brood that held it
+	}
+	if rebooted {
+		// No pid or start time in it names a process of this boot's
+		// (review P3-3): put back, nothing killed.
+		lines := restoreGuard(rec, dir)
+		_ = os.Remove(filepath.Join(dir, name))
+		return lines
+	}
+	procs := taskProcs(rec)
+	if taskCgroupsLive(rec) || len(procs) > 0 {
+		// Said before any signal, as a person's kill is: what stopped
+		// the task is on record, not "no record says how it ended".
+		_ = dispatch.Records(projectRoot).WriteKill(rec.TaskID, dispatch.Kill{TaskID: rec.TaskID, By: dispatch.KilledByBrood,
+			Via: fmt.Sprintf("its parent run ended (brood pid %d died) and the next brood stopped what it still ran, to put back its configuration", rec.Owner.PID), At: time.Now().UTC()})
+	}
+	stopped := stopTaskCgroups(rec)
+	stopped = stopTaskProcs(rec, procs) && stopped
+	if !stopped || rec.Child != nil && rec.Child.alive() {
+		return []string{fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran, and what the subagent started still runs (it could not be killed): nothing put back yet; stop it and run `brood tasks` again", rec.TaskID, rec.Owner.PID)}
+	}
+	lines := restoreGuard(rec, dir)
+	_ = os.Remove(filepath.Join(dir, name))
+	return lines
+}
+
+// stillNamed reports whether f is still the file at path (not removed,
+// nor replaced, since it was opened).
+func stillNamed(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Lstat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // maxGuardRecords bounds how many records one command looks at: a

@@ -3,7 +3,9 @@ package spawn
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -33,8 +36,8 @@ const maxGuardTranscript = 32 << 20
 // being blocked, by a refusal say), and a failed, killed or cancelled run
 // none at all: their findings stay concerns. It returns every finding,
 // whatever its policy, as the lines the parent model sees.
-func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call) []string {
-	cs := d.concerns(j.name, j.env, res, want, calls)
+func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []string {
+	cs := d.concerns(j.name, j.env, res, want, calls, venvs)
 	var lines []string
 	for _, c := range cs {
 		lines = append(lines, c.String())
@@ -87,7 +90,7 @@ func rejectedFollowUp(t *dispatch.Task, prompt string) string {
 // A custom agent is judged for the sections its definition declares
 // (sections:), none when it declares none: only the built-ins and forks
 // are asked for the built-in report's four.
-func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call) []guard.Concern {
+func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []guard.Concern {
 	in := guard.Input{
 		Status: res.Status, Summary: res.Summary,
 		Workspace: env.Workspace, Calls: calls, CallsKnown: true, Fork: env.Fork, Claimed: res.FilesChanged,
@@ -95,11 +98,16 @@ func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
 		StatusCommands: trust.StatusCommands,
-		Undermined:     trust.Undermined,
-		Dirs:           func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
-		RefusalFlags:   true,
-		Advice:         parentAdvice(env),
-		TestCommands:   d.cfg.Settings.TestCommands,
+		Undermined: func(cmd string) string {
+			return trust.UnderminedBy(cmd, func(p string) bool { return venvs.Trusts(env.Workspace, p) })
+		},
+		ReadOnly:     tool.ReadOnlyCommand,
+		Commands:     lineSegments,
+		Known:        trust.KnownPrograms,
+		Dirs:         func(cmd string) []string { return trust.Dirs(cmd, env.Workspace) },
+		RefusalFlags: true,
+		Advice:       parentAdvice(env),
+		TestCommands: d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
 		in.Changed, in.Observed, in.Refs = want.Changed, true, want.Refs
@@ -239,4 +247,40 @@ func parentAdvice(env *dispatch.Envelope) func(guard.Call) string {
 		raw, _ := json.Marshal(in)
 		return tool.RefusalAdvice(perms.Check(c.Tool, raw, env.Workspace), env.Workspace)
 	}
+}
+
+// lineSegments are a Bash line's commands as the guardrails read them
+// (trust.LineCommands).
+func lineSegments(cmd string) ([]guard.Segment, bool) {
+	lc, ok := trust.LineCommands(cmd)
+	segs := make([]guard.Segment, len(lc))
+	for i, c := range lc {
+		segs[i] = guard.Segment{Words: c.Words, Source: c.Source, Writes: c.Writes, Background: c.Background}
+	}
+	return segs, ok
+}
+
+// pinVenvs are the workspace's venv activate scripts before its child
+// runs (trust.PinVenvs), less any the repository tracks: those are the
+// repository's, which may define `go` (redteam20 P2-2). It runs git only
+// when there is a venv to ask about.
+func pinVenvs(ctx context.Context, workspace string) trust.VenvPins {
+	pins := trust.PinVenvs(workspace)
+	if len(pins) == 0 {
+		return pins
+	}
+	rels := make([]string, 0, len(pins))
+	for r := range pins {
+		rels = append(rels, r)
+	}
+	out, err := gitx.In(workspace).Run(ctx, append([]string{"ls-files", "-z", "--"}, rels...)...)
+	if err != nil {
+		var gerr *gitx.Error
+		if !errors.As(err, &gerr) || !strings.Contains(gerr.Error(), "not a git repository") {
+			return nil // cannot tell: trust none
+		}
+		return pins
+	}
+	pins.Drop(strings.Split(strings.TrimRight(out, "\x00"), "\x00"))
+	return pins
 }

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -294,7 +295,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	spawntrace.Mark(ctx, "isolate")
 	if snap == nil {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
-		return err
+		return cmp.Or(err, s.cfg.refusal())
 	}
 	// The configuration guard's snapshot (a walk of the tree for nested
 	// repositories' git configuration, among others) is taken beside the
@@ -338,7 +339,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 		s.links = s.cfg.linkPasses(roots, own)
 	}
 	spawntrace.Mark(ctx, "snapshot")
-	return err
+	return cmp.Or(err, s.cfg.refusal())
 }
 
 // handDown gives an in-place writer the tree as this parent found it

@@ -8,7 +8,6 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -92,13 +91,20 @@ func (d *Dispatcher) modeTrustNote(def *registry.Definition) string {
 	return fmt.Sprintf("permissionMode %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's mode applies", def.PermissionMode, def.Path)
 }
 
-// trustedModel is def's model, but a script (`script:<file>`) that a
-// project's own agent file names is read as inherit until the user
-// trusts the project: the script is a program of the repository's that
-// would decide every tool call. note says so.
+// trustedModel is def's model, but one that a project's own agent file
+// names (a cloned repository's: an alias, a model id, provider/model, a
+// script) is read as inherit until the user trusts the project, as the
+// project settings' model is: it is what the child's runs cost and which
+// provider (with the user's keys and base URLs) gets the code, and a
+// script is a program of the repository's that would decide every tool
+// call. note says so, naming the file and line.
 func (d *Dispatcher) trustedModel(def *registry.Definition) (model, note string) {
-	if def.Source == registry.SourceProject && settings.ScriptModel(def.Model) && !d.trusts(def.Path) {
-		return "", fmt.Sprintf("model %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's model applies", def.Model, def.Path)
+	if def.Source == registry.SourceProject && def.Model != "" && !d.trusts(def.Path) {
+		at := def.Path
+		if l := def.ModelLine(); l > 0 {
+			at = fmt.Sprintf("%s:%d", def.Path, l)
+		}
+		return "", fmt.Sprintf("model %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's model applies", def.Model, at)
 	}
 	return def.Model, ""
 }

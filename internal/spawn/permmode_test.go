@@ -3,6 +3,7 @@ package spawn
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -99,10 +100,11 @@ func TestTranscriptCallsTakeWhatRan(t *testing.T) {
 	}
 }
 
-// TestTrustedModel: a project agent file's `model: script:<file>` (a
-// program of the repository's) is read as inherit, with a note, until the
-// user trusts the project; a user's agent, a trusted project's and a
-// provider's model are kept.
+// TestTrustedModel: a project agent file's model — a script (a program
+// of the repository's), an alias, a model id, provider/model — is read as
+// inherit, with a note naming the file and `brood trust`, until the user
+// trusts the project, as the project settings' model is; a user's agent's
+// and a trusted project's are kept, and inherit ("") is no choice.
 func TestTrustedModel(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -115,13 +117,20 @@ func TestTrustedModel(t *testing.T) {
 		{"untrusted project script", registry.SourceProject, false, "script:.brood/x.yaml", "", true},
 		{"trusted project script", registry.SourceProject, true, "script:.brood/x.yaml", "script:.brood/x.yaml", false},
 		{"user's script", registry.SourceUser, false, "script:/x.yaml", "script:/x.yaml", false},
-		{"untrusted project provider", registry.SourceProject, false, "openai/gpt-5", "openai/gpt-5", false},
+		{"untrusted project provider", registry.SourceProject, false, "openai/gpt-5", "", true},
+		{"untrusted project alias", registry.SourceProject, false, "opus", "", true},
+		{"untrusted project model id", registry.SourceProject, false, "claude-opus-4-1", "", true},
+		{"untrusted project inherit", registry.SourceProject, false, "", "", false},
+		{"trusted project provider", registry.SourceProject, true, "openai/gpt-5", "openai/gpt-5", false},
+		{"trusted project alias", registry.SourceProject, true, "opus", "opus", false},
+		{"user's alias", registry.SourceUser, false, "opus", "opus", false},
+		{"built-in's alias", registry.SourceBuiltin, false, "haiku", "haiku", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := &Dispatcher{cfg: Config{TrustProject: func(string) bool { return c.trusted }}}
 			got, note := d.trustedModel(&registry.Definition{Name: "a", Path: "a.md", Source: c.source, Model: c.model})
-			if got != c.want || (note != "") != c.note {
-				t.Errorf("trustedModel = %q %q; want %q (note %v)", got, note, c.want, c.note)
+			if got != c.want || (note != "") != c.note || (c.note && (!strings.Contains(note, "a.md") || !strings.Contains(note, "brood trust"))) {
+				t.Errorf("trustedModel = %q %q; want %q (note %v, naming a.md and brood trust)", got, note, c.want, c.note)
 			}
 		})
 	}

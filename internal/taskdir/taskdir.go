@@ -209,19 +209,47 @@ func (p Project) ensureHere(probe bool) error {
 	if err := ensureIgnore(p.root); err != nil {
 		return err
 	}
-	if err := noLinkedRecords(p.root); err != nil {
+	// .brood opened once, without following a link, for the checks below
+	// (each opened the project and .brood again before).
+	rfd, err := openRoot(p.root)
+	if err != nil {
+		return err
+	}
+	sfd, err := openAt(rfd, StateDirName, unix.O_PATH|unix.O_DIRECTORY, 0)
+	unix.Close(rfd)
+	if err != nil {
+		return pathErr("open", filepath.Join(p.root, StateDirName), err)
+	}
+	defer unix.Close(sfd)
+	if err := noLinkedRecords(p.root, sfd); err != nil {
 		return err
 	}
 	if !probe {
 		return nil
 	}
-	name := filepath.Join(StateDirName, ".probe-"+NewID())
-	f, err := createFreshBeneath(p.root, name)
-	if err != nil {
-		return err
+	return probeWrite(p.root, sfd)
+}
+
+// probeWrite proves .brood (sfd) writable: a fresh file made in it and
+// removed.
+func probeWrite(root string, sfd int) error {
+	name := ".probe-" + NewID()
+	full := filepath.Join(root, StateDirName, name)
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(sfd, name, flags, 0o644)
+	if err == unix.EEXIST { // whatever is there is not brood's: it goes
+		if err = removeAt(sfd, name); err == nil {
+			fd, err = unix.Openat(sfd, name, flags, 0o644)
+		}
 	}
-	f.Close()
-	return removeBeneath(p.root, name)
+	if err != nil {
+		return pathErr("create", full, err)
+	}
+	unix.Close(fd)
+	if err := removeAt(sfd, name); err != nil {
+		return pathErr("remove", full, err)
+	}
+	return nil
 }
 
 func unwritable(err error) bool {
@@ -542,11 +570,12 @@ func (l *Lazy) Close() error {
 // noLinkedRecords refuses a .brood/ whose record directories (or debug
 // log) are symbolic links: a repository can commit one, and brood would
 // write your transcripts and run records wherever it points.
-func noLinkedRecords(root string) error {
+// sfd is .brood, opened without following a link.
+func noLinkedRecords(root string, sfd int) error {
 	// The names under .brood/ brood writes its records to by path.
 	for _, name := range []string{"sessions", "workflows", "outputs", "fleet", "records", "dispatch", "brood-debug.log"} {
-		st, err := lstatBeneath(root, filepath.Join(StateDirName, name))
-		if err != nil || st.mode&unix.S_IFMT != unix.S_IFLNK {
+		var st unix.Stat_t
+		if err := unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			continue
 		}
 		return fmt.Errorf("%s is a symbolic link (brood never writes its records through a link; a repository may have shipped it): remove it", filepath.Join(root, StateDirName, name))

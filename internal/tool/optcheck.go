@@ -49,13 +49,13 @@ func analyse(args []shWord, ws string) analysis {
 	case "unzip":
 		a.risks = unzipRisks(args)
 	case "go":
-		a.risks = goRisks(args)
+		a.risks = goRisks(args, ws)
 	case "npm", "pnpm", "yarn", "bun":
 		a.risks = npmRisks(args)
 	case "make", "gmake":
 		a.risks = append(optTables()["make"].scan(args), makeVarRisks(args)...)
 	case "pytest", "py.test":
-		a.risks = append(optTables()["pytest"].scan(args), pytestPlugins(args)...)
+		a.risks = append(append(optTables()["pytest"].scan(args), pytestPlugins(args)...), pytestOutside(args, ws)...)
 	case "uniq":
 		if ops := operandsOf(args, ""); len(ops) > 1 {
 			a.risks = []risk{{at: ops[1], opt: "uniq", why: effWrite, target: args[ops[1]].text, lit: args[ops[1]].lit}}

@@ -149,11 +149,12 @@ func unzipRisks(args []shWord) []risk {
 	return []risk{{at: atEnd, opt: "unzip", why: "extracts files (a rule for unzip covers unzip -l)"}}
 }
 
-// goRisks: the go command's flags that run programs or write files, and
-// its subcommands that run what the source names.
-func goRisks(args []shWord) []risk {
-	var out []risk
-	flags := map[string]string{"exec": effRun, "toolexec": effRun, "vettool": effRun, "o": effWrite, "modfile": effWrite, "overlay": effReadCode, "C": elsewhere}
+// goRisks: the go command's flags that run programs or write files, its
+// subcommands that run what the source names, and a go test of a package
+// or file outside the workspace ws (testOutside).
+func goRisks(args []shWord, ws string) []risk {
+	out := goTestOutside(args, ws)
+	flags := map[string]string{"exec": effRun, "toolexec": effRun, "vettool": effRun, "o": effWrite, "modfile": effWrite, "overlay": effReadCode, "C": goElsewhere}
 	sub := ""
 	for i := 1; i < len(args); i++ {
 		a := args[i].text

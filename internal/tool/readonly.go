@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -46,4 +47,19 @@ func ruleReason(r Rule) string {
 		return fmt.Sprintf("%s is a read-only command, allowed without a rule", strings.TrimSuffix(r.Specifier, ":*"))
 	}
 	return fmt.Sprintf("matched allow rule %q", r.String())
+}
+
+// ReadOnlyCommand reports whether a Bash command line is one brood's
+// permissions allow without a rule as read-only: every command of it in
+// the read-only set, none with an option that writes or runs something,
+// no redirection into a file. The edge guardrails read a child's other
+// Bash calls as changes to its files (guard.Input.ReadOnly).
+func ReadOnlyCommand(command string) bool {
+	p := &Permissions{mode: ModeDefault}
+	b, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return false
+	}
+	d := p.Check("Bash", b, "")
+	return d.Verdict == Allow && d.Rule == "" && strings.HasSuffix(d.Reason, "is a read-only command, allowed without a rule")
 }

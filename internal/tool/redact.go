@@ -19,7 +19,9 @@ const minSecretLen = 6
 // credential that happened to be printed. It knows three kinds:
 //
 //   - the values of secret-looking environment variables (IsSecretName),
-//     as they are, reversed and base64-encoded, as [REDACTED:NAME];
+//     and of any variable whose value holds a URL with a password, as
+//     they are, reversed and base64-encoded, as [REDACTED:NAME], and such
+//     a URL's password (urlCredentials);
 //   - the values of a project's .env files (see NewProjectRedactor), as
 //     [REDACTED:.env:NAME];
 //   - common key formats, whoever printed them (Anthropic and OpenAI keys,
@@ -86,10 +88,13 @@ func envSecrets(environ []string) []secretVar {
 	var out []secretVar
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !IsSecretName(name) || len(value) < minSecretLen {
+		if !ok {
 			continue
 		}
-		out = append(out, variants(name, value)...)
+		if (IsSecretName(name) && len(value) >= minSecretLen) || holdsURLPassword(value) {
+			out = append(out, variants(name, value)...)
+		}
+		out = append(out, urlCredentials(name, value)...)
 	}
 	return out
 }

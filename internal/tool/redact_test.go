@@ -57,7 +57,8 @@ func TestRedactWriterAcrossWrites(t *testing.T) {
 
 func TestIsSecretNameSegments(t *testing.T) {
 	for name, want := range map[string]bool{
-		"GH_PAT": true, "MY_DB_PASSWD_X": true, "DB_PASS": true, "SSH_AUTH_SOCK": true, "AWS_SECRET_ACCESS_KEY": true,
+		"GH_PAT": true, "MY_DB_PASSWD_X": true, "DB_PASS": true, "PGPASSWORD": true, "MYSQL_PWD": true, "MYSQL_ROOT_PASSWORD": true,
+		"ADMIN_PW": true, "GPG_PASSPHRASE": true, "SSHPASSPHRASE": true, "SSH_AUTH_SOCK": true, "AWS_SECRET_ACCESS_KEY": true,
 		"githubToken": true, "apiKey": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "SENTRY_DSN": true,
 		"PWD": false, "OLDPWD": false, "PATH": false, "PATCH_LEVEL": false, "KEYBOARD": false, "MONKEY": false,
 		"GIT_ASKPASS": false, "XAUTHORITY": false, "TERM": false, "PASSENGER": false,

@@ -10,7 +10,7 @@ import (
 )
 
 // EnvPassedSecrets names the environment entry ("memfd:N") of the sealed
-// memory file in which a parent hands its child the project's .env values
+// memory file in which a parent hands its child the secret values it knows
 // (PassSecrets, TakePassedSecrets).
 const EnvPassedSecrets = "BROOD_REDACT_VALUES"
 
@@ -20,30 +20,48 @@ type passedSecret struct {
 	Value string `json:"v"`
 }
 
-// dotenvSecrets are the .env values r knows (a lazy one's found now).
-func (r *Redactor) dotenvSecrets() []passedSecret {
+// passedSecrets are the values r knows (a lazy one's found now), each
+// spelling it catches: its environment's secret-looking variables' and the
+// .env values.
+func (r *Redactor) passedSecrets() []passedSecret {
 	if r == nil {
 		return nil
 	}
 	r.ready()
-	var out []passedSecret
+	out := make([]passedSecret, 0, min(len(r.secrets), maxPassedCount))
+	total := 0
 	for _, sv := range r.secrets {
-		if strings.HasPrefix(sv.label, ".env:") {
-			out = append(out, passedSecret{sv.label, sv.value})
+		if len(sv.value) > maxPassedValue || total+len(sv.value) > maxPassedTotal || len(out) == maxPassedCount {
+			continue // still redacted here; the child knows it only if it reads it
 		}
+		total += len(sv.value)
+		out = append(out, passedSecret{sv.label, sv.value})
 	}
 	return out
 }
 
-// PassSecrets hands cmd's child the .env values r knows (the project's and
-// --add-dir's, as this process read them from the real tree), so that the
-// child's redactor knows them whatever its own view hides: an isolated
-// child's copy leaves the ignored .env out, a `Read(.env)` deny hides it.
-// They go in a sealed memory file the child inherits (sandbox.PassSealed),
-// never in its arguments, its environment or its envelope; where r knows
-// none, nothing is passed.
+// Bounds of what a parent passes (review P3-7: a huge environment cost
+// each spawn ~0.7 s): a value over maxPassedValue (a certificate, a
+// blob) is not passed, nor any beyond maxPassedCount values or
+// maxPassedTotal bytes; the parent still redacts them all.
+const (
+	maxPassedValue = 4 << 10
+	maxPassedTotal = 256 << 10
+	maxPassedCount = 1024
+)
+
+// PassSecrets hands cmd's child the secret values r knows: the values of
+// this process's secret-looking environment variables, which the child's
+// environment leaves out (ChildEnviron) but a brief, a file or a tool may
+// still show it, and the .env values (the project's and --add-dir's, as
+// this process read them from the real tree), which the child's own view
+// may hide (an isolated copy leaves the ignored .env out, a `Read(.env)`
+// deny hides it). So the child's redactor knows them, and its children's
+// in turn. They go in a sealed memory file the child inherits
+// (sandbox.PassSealed), never in its arguments, its environment or its
+// envelope; where r knows none, nothing is passed.
 func PassSecrets(cmd *exec.Cmd, r *Redactor) error {
-	vals := r.dotenvSecrets()
+	vals := r.passedSecrets()
 	if len(vals) == 0 {
 		return nil
 	}
@@ -56,7 +74,8 @@ func PassSecrets(cmd *exec.Cmd, r *Redactor) error {
 
 // TakePassedSecrets is the child's side of PassSecrets: the values its
 // parent passed, removed from its environment (and the memory file
-// closed), so that nothing it starts inherits them.
+// closed), so that nothing it starts inherits them. A value whose label is
+// neither a .env one nor a variable's name is dropped.
 func TakePassedSecrets() (Secrets, error) {
 	v, ok, err := sandbox.TakeEnv(EnvPassedSecrets)
 	if err != nil || !ok {
@@ -68,11 +87,22 @@ func TakePassedSecrets() (Secrets, error) {
 	}
 	out := make(Secrets, 0, len(vals))
 	for _, p := range vals {
-		if strings.HasPrefix(p.Label, ".env:") {
+		if passableLabel(p.Label) {
 			out = append(out, secretVar{p.Label, p.Value})
 		}
 	}
 	return out, nil
+}
+
+// passableLabel reports whether label is one a parent's redactor makes:
+// ".env:NAME", or a variable's NAME (a secret-looking one's, or one whose
+// value holds a URL with a password: DATABASE_URL) with nothing in it
+// that would end or break the marker.
+func passableLabel(label string) bool {
+	if strings.HasPrefix(label, ".env:") {
+		return true
+	}
+	return label != "" && !strings.ContainsFunc(label, func(c rune) bool { return c == ']' || c == '=' || c <= ' ' || c == 0x7f })
 }
 
 // Secrets are values a parent passed (TakePassedSecrets), for

@@ -1,9 +1,9 @@
 package tool
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,8 +27,9 @@ var providerKeys = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI
 // together with another word (GITHUBTOKEN, dbPassword, apiKey).
 var (
 	secretWords = []string{"TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PWD", "KEY", "KEYS",
-		"APIKEY", "PAT", "CREDENTIAL", "CREDENTIALS", "CRED", "CREDS", "AUTH", "PRIVATE", "DSN", "COOKIE", "SIGNING"}
-	secretSuffixes = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "CREDENTIALS"}
+		"APIKEY", "PAT", "CREDENTIAL", "CREDENTIALS", "CRED", "CREDS", "AUTH", "PRIVATE", "DSN", "COOKIE", "SIGNING",
+		"PW", "PASSPHRASE"}
+	secretSuffixes = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "CREDENTIALS"}
 	// notSecret are well-known variables whose names match but whose
 	// values are not credentials.
 	notSecret = []string{"PWD", "OLDPWD"}
@@ -57,15 +58,19 @@ func IsSecretName(name string) bool {
 }
 
 // ChildEnviron is the environment a subagent starts with: base without
-// secret-looking variables (IsSecretName), except brood's own provider keys
+// secret-looking variables (IsSecretName) nor those whose value holds a
+// URL with a password (DATABASE_URL=postgres://app:pw@db/x) but a proxy's
+// (HTTPS_PROXY, GOPROXY: the network the child's tools must go through,
+// redacted all the same), except brood's own provider keys
 // (the child calls its model itself; its Bash never sees them) and the
 // variables its definition asks for by name (frontmatter `env: [GH_TOKEN]`).
 // A child cannot leak what it never had.
 func ChildEnviron(base, allow []string) []string {
 	out := make([]string, 0, len(base))
 	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if IsSecretName(name) && !slices.Contains(providerKeys, name) && !slices.Contains(allow, name) {
+		name, value, _ := strings.Cut(kv, "=")
+		withheld := IsSecretName(name) || (holdsURLPassword(value) && !strings.HasSuffix(strings.ToUpper(name), "PROXY"))
+		if withheld && !slices.Contains(providerKeys, name) && !slices.Contains(allow, name) {
 			continue
 		}
 		out = append(out, kv)
@@ -89,11 +94,8 @@ func projectEnvSecrets(root string) []secretVar {
 		if strings.HasSuffix(base, ".example") || strings.HasSuffix(base, ".sample") || strings.HasSuffix(base, ".template") {
 			continue
 		}
-		for name, value := range readDotenv(f) {
-			if len(value) < 8 || (!IsSecretName(name) && plainValue().MatchString(value)) {
-				continue
-			}
-			out = append(out, variants(".env:"+name, value)...)
+		for _, v := range readDotenv(f) {
+			out = append(out, dotenvSecrets(v)...)
 		}
 	}
 	return out
@@ -151,13 +153,12 @@ func readDirNames(dir string) ([]string, error) {
 // rather than a credential.
 var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[a-z]+|[0-9.:]+|https?://[^@\s]+)$`) })
 
-// readDotenv returns the NAME=value pairs of a dotenv file: `export`
-// prefixes, quotes and trailing comments of unquoted values are handled;
-// anything else is skipped. A link is followed (`.env -> secrets/prod.env`
+// readDotenv returns the NAME=value pairs of a dotenv file, in its order
+// (parseDotenv: quoted values that span lines included). A link is followed (`.env -> secrets/prod.env`
 // holds the same secrets as the file, and a child reading `.env` reads
 // them); what it opens must be a regular file of at most 1 MiB (opened
 // without blocking, so a FIFO cannot hold the parent), else nothing.
-func readDotenv(path string) map[string]string {
+func readDotenv(path string) []dotenvVar {
 	// O_PATH first: what the link names is looked at, not opened (a
 	// device's open runs its driver), and only a regular file is then
 	// opened, through that descriptor, so it cannot be swapped between.
@@ -186,29 +187,11 @@ func readDotenv(path string) map[string]string {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		line = strings.TrimPrefix(line, "export ")
-		name, value, ok := strings.Cut(line, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.HasPrefix(name, "#") || strings.ContainsAny(name, " \t") {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		switch {
-		case len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0]:
-			value = value[1 : len(value)-1]
-		default:
-			if i := strings.Index(value, " #"); i >= 0 {
-				value = strings.TrimSpace(value[:i])
-			}
-		}
-		out[name] = value
+	src, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil
 	}
-	return out
+	return parseDotenv(string(src))
 }
 
 // refuseConfig stops a writing call to a configuration path beneath

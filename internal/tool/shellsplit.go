@@ -108,7 +108,7 @@ func collect(sl *shellLine, src string, node syntax.Node, depth int) {
 	syntax.Walk(node, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.Redirect:
-			if writesFile(x) {
+			if trust.RedirectWrites(x) {
 				if target, ok := plainTarget(x); ok {
 					sl.writes = append(sl.writes, target)
 				} else {
@@ -166,29 +166,6 @@ func source(src string, from, to syntax.Pos) string {
 		return ""
 	}
 	return src[a:b]
-}
-
-// writesFile reports a redirection that writes to a named file (not a file
-// descriptor, not /dev/null).
-func writesFile(r *syntax.Redirect) bool {
-	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
-	case syntax.DplOut, syntax.DplIn:
-		// >&2 and >&- duplicate or close a descriptor; >&word with any
-		// other word writes the file "word".
-		if r.Word == nil {
-			return true
-		}
-		w := r.Word.Lit()
-		return !(w != "" && strings.Trim(strings.TrimSuffix(w, "-"), "0123456789") == "") && w != "-"
-	default:
-		return false
-	}
-	if r.Word == nil {
-		return true
-	}
-	target := unquote(r.Word.Lit())
-	return target != "/dev/null" && target != "/dev/stdout" && target != "/dev/stderr"
 }
 
 // plainTarget returns the file a writing redirection names when the shell

@@ -158,7 +158,7 @@ func (c *ConfigState) read(snap bool) (map[string]configEntry, bool, error) {
 			}
 			rel, _ := filepath.Rel(root, p)
 			rel = filepath.ToSlash(rel)
-			if !c.keep(rel) {
+			if !c.keep(rel) || !d.IsDir() && isHookSample(rel) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -195,6 +195,18 @@ func (c *ConfigState) read(snap bool) (map[string]configEntry, bool, error) {
 		}
 	}
 	return out, partial, nil
+}
+
+// isHookSample reports whether rel is one of git's stock hook samples
+// (.git/hooks/pre-commit.sample, a submodule's or nested repository's
+// too): git runs a hook only by a name githooks(5) lists (hook.c:
+// find_hook refuses any other), none ends in .sample, so a sample is not
+// configuration that runs. It is neither kept nor compared: a sample
+// renamed into place is a hook that was not there, and is removed.
+func isHookSample(rel string) bool {
+	segs := strings.Split(rel, "/")
+	n := len(segs)
+	return n >= 3 && strings.HasSuffix(segs[n-1], ".sample") && segs[n-2] == "hooks" && slices.Contains(segs[:n-2], ".git")
 }
 
 // Changes lists, sorted, the configuration paths that differ now from the

@@ -18,20 +18,36 @@ import (
 //   - a trap (`trap 'exit 0' EXIT` makes any failure a success);
 //   - a shell function or an alias (`go() { :; }; go test ./...`), or
 //     what else changes what a name runs or how the line is read: hash,
-//     enable, source or `.` (but a venv's bin/activate), eval (but of a
-//     known environment manager's setup: eval "$(pyenv init -)"), shopt,
-//     `set -n` (noexec), and a variable such as PATH (but one appended
-//     to: $PATH:/usr/local/go/bin), BASH_ENV or BASH_FUNC_* set anywhere;
+//     enable, source or `.` (but a venv's bin/activate the parent
+//     pinned: UnderminedBy), eval (but of a known environment manager's
+//     setup: eval "$(pyenv init -)"), shopt, `set -n` (noexec), and a
+//     variable such as PATH (but one appended to: $PATH:/usr/local/go/bin),
+//     BASH_ENV or BASH_FUNC_* set anywhere;
 //   - a variable that changes what a test run does (GOFLAGS=-exec=true,
-//     GOROOT, GOTOOLCHAIN, PYTEST_ADDOPTS, LD_PRELOAD, NODE_OPTIONS with
-//     --require, a cargo runner), set before a command, exported, or
-//     given to env.
+//     GOFLAGS=-count=0, GOROOT, GOTOOLCHAIN, PYTEST_ADDOPTS, LD_PRELOAD,
+//     NODE_OPTIONS with --require, a cargo runner), set before a command,
+//     exported, or given to env;
+//   - a program whose name the line computes ($(echo trap), `echo trap`,
+//     ${x}, a glob): it can be trap, a function, anything;
+//   - make handed a variable by an assignment before it, env or export
+//     (GO=true make test: a Makefile's `GO ?= go` takes it), or MAKEFLAGS
+//     and their like set anywhere.
 //
 // A line that does not parse is undermined: nothing can be said of it.
-func Undermined(command string) string {
+// Undermined exempts no sourced script.
+func Undermined(command string) string { return UnderminedBy(command, nil) }
+
+// UnderminedBy is Undermined with `source X/bin/activate` (a Python
+// virtual environment's, written out) exempt when trusted(X/bin/activate)
+// says that script is not the child's doing: the parent pinned it when it
+// spawned the child and it is unchanged (spawn: venvPins). nil trusts none.
+func UnderminedBy(command string, trusted func(path string) bool) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return "the line does not parse"
+	}
+	if movesDir(f) {
+		trusted = nil // the path the line sources is not the one it names
 	}
 	why := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -48,12 +64,15 @@ func Undermined(command string) string {
 				}
 			}
 		case *syntax.CallExpr:
-			why = undermines(x)
+			why = undermines(x, trusted)
 		}
 		return why == ""
 	})
 	if why == "" {
 		why = setByOtherMeans(f)
+	}
+	if why == "" {
+		why = makeVariables(f)
 	}
 	if why == "" {
 		why = goConfigMoved(f)
@@ -62,7 +81,7 @@ func Undermined(command string) string {
 }
 
 // undermines is why one simple command undermines its line's status ("").
-func undermines(c *syntax.CallExpr) string {
+func undermines(c *syntax.CallExpr, trusted func(string) bool) string {
 	for _, a := range c.Assigns {
 		if a.Name != nil && statusVariable(a.Name.Value, assignValue(a)) {
 			return fmt.Sprintf("it sets %s, which changes what runs", a.Name.Value)
@@ -91,11 +110,14 @@ func undermines(c *syntax.CallExpr) string {
 	if i >= len(words) {
 		return ""
 	}
+	if computed(c.Args[i]) {
+		return fmt.Sprintf("it runs a program whose name the line computes (%s): it can be trap, a function or anything", words[i])
+	}
 	switch prog := filepath.Base(words[i]); prog {
 	case "trap":
 		return "it sets a trap, which can replace the line's exit status"
 	case "source", ".":
-		if activatesVenv(words[i+1:]) {
+		if activatesVenv(words[i+1:]) && trusted != nil && trusted(words[i+1]) {
 			return ""
 		}
 		return fmt.Sprintf("it runs %s, which can change what a name runs or how the line is read", prog)
@@ -112,6 +134,36 @@ func undermines(c *syntax.CallExpr) string {
 		}
 	}
 	return ""
+}
+
+// movesDir reports a line that runs cd, pushd or popd anywhere (a loop
+// can run one before a source written ahead of it): `cd sub && source
+// .venv/bin/activate` sources sub/.venv, not the pinned .venv (review
+// #2), so no venv is exempt in it.
+func movesDir(f *syntax.File) bool {
+	moves := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || moves {
+			return !moves
+		}
+		var words []string
+		for _, w := range c.Args {
+			words = append(words, wordText(w, ""))
+		}
+		i := programIndex(words)
+		for i+1 < len(words) && (words[i] == "builtin" || words[i] == "command") {
+			i++
+		}
+		if i < len(words) {
+			switch filepath.Base(words[i]) {
+			case "cd", "pushd", "popd":
+				moves = true
+			}
+		}
+		return !moves
+	})
+	return moves
 }
 
 // activatesVenv reports a source of a Python virtual environment's
@@ -198,10 +250,14 @@ func statusVariable(name, value string) bool {
 			return true
 		}
 		for _, f := range strings.Fields(value) {
-			f, _, _ = strings.Cut(strings.TrimLeft(f, "-"), "=")
+			f, v, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
 			switch f {
 			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args":
 				return true
+			case "count":
+				if v == "0" {
+					return true
+				}
 			}
 		}
 		return false
@@ -254,4 +310,97 @@ func harmlessNodeOptions(value string) bool {
 		}
 	}
 	return true
+}
+
+// computed reports a program word the shell computes: an expansion,
+// a command substitution, arithmetic or a glob in it (quotes alone,
+// "tr"ap, are read through by wordText).
+func computed(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(x.Value, "*?[") {
+				return true
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return true
+				}
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// makeFlagVars are the variables make reads as its options or as more
+// makefiles.
+var makeFlagVars = []string{"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES"}
+
+// verbosityVariable reports V or VERBOSE set to a number (V=1 make
+// test): it only asks for more output (guard's make command-line check
+// takes the same).
+func verbosityVariable(name, value string) bool {
+	if name != "V" && name != "VERBOSE" || value == "" {
+		return false
+	}
+	return strings.Trim(value, "0123456789") == ""
+}
+
+// makeVariables says why a line that runs make hands it variables its
+// words do not show ("" none): an assignment before make or given to env,
+// an export of one (but PATH appended to), or MAKEFLAGS and its like set
+// anywhere. make takes the environment's variables for the Makefile's
+// `?=` defaults and `$(X)` it never sets itself.
+func makeVariables(f *syntax.File) string {
+	runsMake, why := false, ""
+	note := func(name, value string) {
+		if why == "" && !(name == "PATH" && appendsPath(value)) && !verbosityVariable(name, value) {
+			why = fmt.Sprintf("it hands make the variable %s, which the Makefile's recipes may run (GO ?= go takes it)", name)
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.DeclClause:
+			if x.Variant.Value == "export" || x.Variant.Value == "declare" || x.Variant.Value == "typeset" {
+				for _, a := range x.Args {
+					if a.Name != nil {
+						note(a.Name.Value, assignValue(a))
+					}
+				}
+			}
+		case *syntax.Assign:
+			if x.Name != nil && slices.Contains(makeFlagVars, x.Name.Value) {
+				note(x.Name.Value, "")
+			}
+		case *syntax.CallExpr:
+			var words []string
+			for _, w := range x.Args {
+				words = append(words, wordText(w, ""))
+			}
+			i := programIndex(words)
+			if i >= len(words) || filepath.Base(words[i]) != "make" {
+				return true
+			}
+			runsMake = true
+			for _, a := range x.Assigns {
+				if a.Name != nil {
+					note(a.Name.Value, assignValue(a))
+				}
+			}
+			for _, w := range words[:i] {
+				if k, v, ok := strings.Cut(w, "="); ok {
+					note(k, v)
+				}
+			}
+		}
+		return true
+	})
+	if !runsMake {
+		return ""
+	}
+	return why
 }

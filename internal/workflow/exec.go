@@ -200,7 +200,8 @@ func (x *executor) skip(id, reason string) {
 	x.skipped = append(x.skipped, Skipped{ID: id, Reason: reason})
 }
 
-// scope is what a template in a phase sees: inputs and finished outputs.
+// scope is what a template in a phase sees: inputs (the user's, marked
+// Own) and finished outputs (agents', untrusted).
 func (x *executor) scope() map[string]any {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -208,7 +209,7 @@ func (x *executor) scope() map[string]any {
 	for k, v := range x.outputs {
 		s[k] = v
 	}
-	s["inputs"] = x.o.Inputs
+	s["inputs"] = Own(x.o.Inputs)
 	return s
 }
 

@@ -137,7 +137,7 @@ func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
 func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 	pr := PhaseResult{ID: ph.ID, Shape: "each"}
 	base := x.scope()
-	items, err := eachItems(ph, base)
+	items, mine, err := eachItems(ph, base)
 	if err != nil {
 		pr.Status, pr.Reason, pr.Output = PhaseFailed, err.Error(), []any{}
 		return pr
@@ -164,6 +164,9 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 			defer wg.Done()
 			scope := with2(base)
 			scope[as], scope["prev"] = item, nil
+			if mine {
+				scope[as] = Own(item) // an item of the user's inputs
+			}
 			var out any
 			for j := range ph.Stages {
 				st := &ph.Stages[j]
@@ -228,23 +231,42 @@ func itemsStatus(ctx context.Context, outs []any, calls []CallRecord) (string, s
 	return PhaseDone, ""
 }
 
-// eachItems evaluates the items selector: a list (of any values).
-func eachItems(ph *Phase, scope map[string]any) ([]any, error) {
+// eachItems evaluates the items selector: a list (of any values), and
+// whether its items are the user's (an each over the inputs).
+func eachItems(ph *Phase, scope map[string]any) ([]any, bool, error) {
 	sel, err := ParseSelector(ph.Each)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	v, err := sel.Eval(scope)
+	v, mine, err := sel.eval(scope)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch l := v.(type) {
 	case []any:
-		return l, nil
+		return l, mine, nil
 	case nil:
-		return nil, fmt.Errorf("each: %s is null (the call that should give it yielded no result)", ph.Each)
+		return nil, false, fmt.Errorf("each: %s is null (the call that should give it yielded no result)", ph.Each)
 	}
-	return nil, fmt.Errorf("each: %s is not a list but %s", ph.Each, formatValue(v))
+	if !mine {
+		// The reason reaches a model outside any untrusted block (the
+		// Workflow tool's phase lines): an agent's words stay out of it.
+		return nil, false, fmt.Errorf("each: %s is not a list but %s (an agent's output: brood workflow show has it)", ph.Each, jsonKind(v))
+	}
+	return nil, false, fmt.Errorf("each: %s is not a list but %s", ph.Each, formatValue(v))
+}
+
+// jsonKind names the kind of a decoded JSON value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	}
+	return "a number"
 }
 
 // untilQuiet repeats rounds of a call until quiet_rounds rounds in a row
@@ -259,7 +281,7 @@ func (x *executor) untilQuiet(ctx context.Context, ph *Phase) PhaseResult {
 	for round := 1; round <= u.maxRounds() && quiet < u.quietRounds() && ctx.Err() == nil; round++ {
 		x.queue(ph, u.perRound())
 		scope := with2(base)
-		scope["seen"], scope["round"] = append([]any(nil), seen...), round
+		scope["seen"], scope["round"] = append([]any(nil), seen...), Own(round)
 		recs := make([]CallRecord, u.perRound())
 		wg := x.rt.NewGroup(ctx)
 		for i := range recs {

@@ -42,6 +42,7 @@ func TestSelectors(t *testing.T) {
 			t.Errorf("ParseSelector(%q) = nil error", bad)
 		}
 	}
+	scope["inputs"] = Own(scope["inputs"]) // the user's: inserted as it is
 	got, err := Render("dir {{inputs.dir}}: {{ inputs.files[*] }}", scope)
 	if err != nil || got != "dir internal: [\n  \"a.go\",\n  \"b.go\"\n]" {
 		t.Fatalf("Render = %q, %v", got, err)

@@ -28,7 +28,7 @@ func (x *executor) votes(ctx context.Context, ph *Phase) PhaseResult {
 		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
 			scope := with2(base)
-			scope["vote"] = i + 1
+			scope["vote"] = Own(i + 1)
 			pr.Calls[i] = x.call(ctx, ph, voteKey(ph.ID, i+1), &v.Call, scope)
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/workflow"
 )
@@ -165,9 +166,17 @@ func Render(d *spawn.Dispatcher, res *workflow.Result) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(outputsBlock(res, path, d.Settings().Results.InlineLimit))
+	return b.String()
+}
+
+// outputsBlock is the plan's outputs as the parent model reads them: one
+// untrusted block, cut at limit bytes (20000 when limit ≤ 0), its tags
+// defanged and anything invisible in it escaped (JSON leaves U+200B,
+// U+202E and tag characters as they are), as a Task result's body is.
+func outputsBlock(res *workflow.Result, path string, limit int) string {
 	out, _ := json.MarshalIndent(res.Outputs, "", "  ")
 	body := string(out)
-	limit := d.Settings().Results.InlineLimit
 	if limit <= 0 {
 		limit = 20000
 	}
@@ -178,6 +187,5 @@ func Render(d *spawn.Dispatcher, res *workflow.Result) string {
 		}
 		body = body[:cut] + fmt.Sprintf("\n[outputs cut at %d of %d bytes: the whole result is in %s]", cut, len(out), path)
 	}
-	fmt.Fprintf(&b, "<subagent-result workflow-run=%q status=%q trust=\"untrusted\">\n%s\n</subagent-result>\nThe whole result: %s\n", res.RunID, res.Status, dispatch.Defang(body), path)
-	return b.String()
+	return fmt.Sprintf("<subagent-result workflow-run=%q status=%q trust=\"untrusted\">\n%s\n</subagent-result>\nThe whole result: %s\n", res.RunID, res.Status, termsafe.Model(dispatch.Defang(body)), path)
 }

@@ -43,8 +43,8 @@ func (f *Factory) trustGate() settings.Trust {
 
 // projectGated are the project's files besides its settings that the grant
 // covers, with what each allows: .mcp.json's servers, the project agent
-// files that start MCP servers, ask for secret variables or for a wider
-// permissionMode, and the hooks
+// files that start MCP servers, ask for secret variables, a wider
+// permissionMode or a model of their own, and the hooks
 // in the project's settings files — and the project files those hooks and
 // servers run (a hook's ./scripts/guard.sh, a server's tools/server.js:
 // trust.ProgramFiles, trust.ArgvFiles), whose content is part of the grant's key like the
@@ -112,8 +112,8 @@ func projectGated(root, cwd string, own settings.OwnLocal) []settings.GatedFile 
 		if len(def.Env) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
 		}
-		if settings.ScriptModel(def.Model) {
-			add(rel, data, fmt.Sprintf("agent %s's model is %s, a program of the repository's (%s)", def.Name, def.Model, rel))
+		if def.Model != "" {
+			add(rel, data, agentModelWhy(def, rel))
 		}
 		if len(def.ToolRules) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s's tools %s (%s: allow rules for its subagent; until then they only narrow those tools)", def.Name, strings.Join(def.ToolRules, ", "), rel))
@@ -133,6 +133,23 @@ func projectGated(root, cwd string, own settings.OwnLocal) []settings.GatedFile 
 	}
 	gateHooks(root, cwd, own, add, runs)
 	return out
+}
+
+// agentModelWhy is the trust line's words for a project agent's model:
+// which model, where it is written (rel:line), and what choosing it means.
+// Every model but inherit waits, as the project settings' model does: an
+// alias or a model id is what the run costs, a provider-prefixed one (with
+// your keys and base URLs) which provider gets your code, a script a
+// program of the repository's.
+func agentModelWhy(def *registry.Definition, rel string) string {
+	at := rel
+	if l := def.ModelLine(); l > 0 {
+		at = fmt.Sprintf("%s:%d", rel, l)
+	}
+	if settings.ScriptModel(def.Model) {
+		return fmt.Sprintf("agent %s's model is %s, a program of the repository's (%s)", def.Name, def.Model, at)
+	}
+	return fmt.Sprintf("agent %s's model is %s (%s chooses its model: what its runs cost and which provider gets your code)", def.Name, def.Model, at)
 }
 
 // projectAgents are the agent definitions the project's own directories

@@ -53,7 +53,7 @@ func (fl *Flags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&fl.Model, "model", "", "as brood run --model")
 	f.Var(cmdutil.NewEnum(&fl.Effort, "", "low", "medium", "high", "xhigh", "max"), "effort", "as brood run --effort")
-	f.Var(cmdutil.NewEnum(&fl.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "as brood run --permission-mode")
+	f.Var(cmdutil.NewEnum(&fl.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"), "permission-mode", "as brood run --permission-mode")
 	f.IntVar(&fl.MaxTurns, "max-turns", 0, "as brood run --max-turns")
 	fl.Depth.Bind(cmd) // as brood run --max-subagent-depth, --enable-subagents
 }

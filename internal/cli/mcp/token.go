@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // EnvToken gives `brood mcp --http` its token (instead of one generated or
@@ -110,26 +112,9 @@ func writeToken(path, value string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("brood mcp: token: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("brood mcp: token: %w", err)
-	}
-	_, werr := f.WriteString(value + "\n")
-	if werr == nil {
-		werr = f.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("brood mcp: write the token to %s: %w", path, werr)
+	// 0600 (os.CreateTemp's mode), synced, tmp+rename.
+	if err := dispatch.WriteFileAtomic(path, []byte(value+"\n")); err != nil {
+		return fmt.Errorf("brood mcp: write the token to %s: %w", path, err)
 	}
 	return nil
 }

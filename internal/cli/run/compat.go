@@ -308,6 +308,11 @@ func (c *Compat) mcpServers() (map[string]mcpspec.Spec, []string, error) {
 // configuration or a path no subagent may read (isolate.AddDirRefused)
 // is dropped with a warning on errw.
 func (c *Compat) addDirs(cwd string, errw io.Writer) error {
+	if len(c.AddDirs) == 0 {
+		// No directory to check: the hidden paths (a few hundred stats of
+		// the credential stores) are not resolved on the root's start.
+		return nil
+	}
 	kept := c.AddDirs[:0]
 	hidden := isolate.NewPolicyBase(nil).Hidden()
 	for _, d := range c.AddDirs {

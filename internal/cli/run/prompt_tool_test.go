@@ -20,7 +20,7 @@ const promptScript = `agents:
         - Bash: {command: "touch forbidden.txt"}
     - tools:
         - Task: {subagent_type: general-purpose, description: "touch", prompt: "Touch two files."}
-    - say: "ROOT=[{{trunc 300 (result 0)}}]"
+    - say: "ROOT=[{{trunc 4000 (result 0)}}]"
   general-purpose:
     - tools:
         - Bash: {command: "touch child-ok.txt"}
@@ -108,7 +108,7 @@ func TestPermissionPromptToolWithTools(t *testing.T) {
   root:
     - tools:
         - Write: {file_path: out.txt, content: "hello"}
-    - say: "ROOT=[{{trunc 300 (result 0)}}]"
+    - say: "ROOT=[{{trunc 4000 (result 0)}}]"
 `)
 	code, out, errOut := p.Brood("-p", "--model", mdl, "--mcp-config", "cfg.json", "--tools", "Write,Bash", "--permission-prompt-tool", "mcp__notes__approve", "go")
 	if code != 0 {

@@ -81,7 +81,7 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	cmdutil.StringArrayVar(f, &o.Allow, "allowed-tools", nil, "as --allowedTools")
 	cmdutil.StringArrayVar(f, &o.Deny, "disallowed-tools", nil, "as --disallowedTools")
 	o.Compat.Bind(cmd)
-	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
+	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"), "permission-mode", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
 	o.Depth.Bind(cmd)
 	if fac := o.Factory; fac != nil {
@@ -170,15 +170,18 @@ func (o *Options) format() string {
 // it).
 func (o *Options) newOutput() (output, func()) {
 	f := o.Factory
+	// What brood prints to stderr (progress, tool inputs, children's
+	// words) passes the redactor in every format.
+	errW := render.RedactWriter(f.Err, f.Redactor.Redact)
 	switch o.format() {
 	case "events":
-		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact), func() {}
+		return render.New(f.Out, errW, "json").Redacting(f.Redactor.Redact), func() {}
 	case "json":
 		h := render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
 		if o.Verbose || f.ErrTerminal {
 			// One document at the end on stdout; meanwhile a person sees
 			// the subagents' progress on stderr.
-			return withProgress{h, render.NewProgress(f.Err)}, func() {}
+			return withProgress{h, render.NewProgress(errW)}, func() {}
 		}
 		return h, func() {}
 	case "stream-json":
@@ -189,10 +192,10 @@ func (o *Options) newOutput() (output, func()) {
 		return h, func() {}
 	}
 	if f.OutTerminal {
-		return render.NewText(f.Out, f.Err, true), func() {}
+		return render.NewText(f.Out, errW, true), func() {}
 	}
 	w := f.Redactor.Writer(f.Out)
-	return render.NewText(w, f.Err, false), func() { _ = w.Close() }
+	return render.NewText(w, errW, false), func() { _ = w.Close() }
 }
 
 // Run runs the root agent on the prompt to its outcome.
@@ -225,7 +228,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
 	}
-	history, path, tmp, err := openSession(f, o)
+	history, path, tmp, claim, err := openSession(f, o)
 	if err != nil {
 		return err
 	}
@@ -256,7 +259,7 @@ func Run(ctx context.Context, o *Options) error {
 	rt, err := root.New(ctx, f, root.Options{
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
-		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
+		Transcript: path, Claim: claim, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
 		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true, AddDirs: o.Compat.AddDirs,
 	})
 	if err != nil {

@@ -84,28 +84,30 @@ func isUUID(s string) bool {
 
 // newSessionPath names a new session's transcript: --session-id's UUID
 // (one not in use), a fresh ULID, or under --no-session-persistence a
-// file in a temporary directory (tmp: remove it when the run is over);
-// a kept one's owner record is written (from: the session it forks).
-func newSessionPath(f *cmdutil.Factory, o *Options, from string) (path, tmp string, err error) {
+// file in a temporary directory (tmp: remove it when the run is over).
+// A kept one's owner record is written now when it forks a session
+// (from: Fork seals the copy's first line into it), else it is claim,
+// written with the transcript's first line (session.Options.Claim).
+func newSessionPath(f *cmdutil.Factory, o *Options, from string) (path, tmp string, claim *session.Pending, err error) {
 	id := ulid.Make().String()
 	if c := o.Compat.SessionID; c != "" {
 		if !isUUID(c) {
-			return "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %q: not a UUID; give one like 123e4567-e89b-12d3-a456-426614174000 (uuidgen)", c))
+			return "", "", nil, cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %q: not a UUID; give one like 123e4567-e89b-12d3-a456-426614174000 (uuidgen)", c))
 		}
 		id = strings.ToLower(c)
 		if _, err := os.Lstat(filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl")); err == nil {
-			return "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %s: the session is already in use; continue it with --resume %s", id, id))
+			return "", "", nil, cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %s: the session is already in use; continue it with --resume %s", id, id))
 		}
 	}
 	if o.Compat.NoPersistence {
 		tmp, err = os.MkdirTemp("", "brood-session-")
 		if err != nil {
-			return "", "", fmt.Errorf("--no-session-persistence: %w", err)
+			return "", "", nil, fmt.Errorf("--no-session-persistence: %w", err)
 		}
-		return filepath.Join(tmp, id+".jsonl"), tmp, nil
+		return filepath.Join(tmp, id+".jsonl"), tmp, nil, nil
 	}
 	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	proj := taskdir.Open(f.ProjectRoot)
 	if n := proj.Notice(); n != "" {
@@ -122,10 +124,13 @@ func newSessionPath(f *cmdutil.Factory, o *Options, from string) (path, tmp stri
 	path = filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl")
 	// The session's owner record, sealed: what tells it from a transcript
 	// a repository ships when it is continued (session.Mine).
-	if err := session.Claim(path, from); err != nil {
-		return "", "", err
+	if from == "" {
+		return path, "", session.ClaimLater(path, ""), nil
 	}
-	return path, "", nil
+	if err := session.Claim(path, from); err != nil {
+		return "", "", nil, err
+	}
+	return path, "", nil, nil
 }
 
 // sessionPath resolves --session, --continue and --resume to the
@@ -212,43 +217,44 @@ func (o *Options) needPrompt() error {
 }
 
 // openSession reads the transcript to continue, or names a new one (tmp
-// is a directory to remove when the run is over: --no-session-persistence).
-func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path, tmp string, err error) {
+// is a directory to remove when the run is over: --no-session-persistence;
+// claim the new session's owner record, for its transcript's writer).
+func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path, tmp string, claim *session.Pending, err error) {
 	path, err = sessionPath(f, o)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	if path != "" {
 		recs, _, err := session.ReadFile(path)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("session %s: %w", render.SessionID(path), err)
+			return nil, "", "", nil, fmt.Errorf("session %s: %w", render.SessionID(path), err)
 		}
 		history := explainInterrupted(f.ProjectRoot, recs, session.Replay(recs).Messages)
 		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
-			return nil, "", "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
+			return nil, "", "", nil, fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
 		}
 		if !o.Compat.ForkSession {
-			return history, path, "", nil
+			return history, path, "", nil, nil
 		}
 		// --fork-session: a new session (its own id, or --session-id's)
 		// holding a copy of the old one, which is left as it was.
-		forked, tmp, err := newSessionPath(f, o, render.SessionID(path))
+		forked, tmp, _, err := newSessionPath(f, o, render.SessionID(path))
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", "", nil, err
 		}
 		if err := session.Fork(path, forked); err != nil {
 			if tmp != "" {
 				os.RemoveAll(tmp)
 			}
-			return nil, "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--fork-session: %w", err))
+			return nil, "", "", nil, cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--fork-session: %w", err))
 		}
-		return history, forked, tmp, nil
+		return history, forked, tmp, nil, nil
 	}
 	if err := o.needPrompt(); err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
-	path, tmp, err = newSessionPath(f, o, "")
-	return nil, path, tmp, err
+	path, tmp, claim, err = newSessionPath(f, o, "")
+	return nil, path, tmp, claim, err
 }
 
 // finish runs the agent loop, waits for background children, and maps the

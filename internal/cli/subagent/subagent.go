@@ -64,7 +64,7 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	fl.BoolVar(&opts.Background, "background", false, "print the task id at once, then wait for it (Ctrl-C stops it; it stays resumable)")
 	fl.StringArrayVar(&opts.Allow, "allow", nil, "permission rule the subagent may use without asking, e.g. 'Bash(go test:*)' (repeatable)")
 	fl.StringArrayVar(&opts.Deny, "deny", nil, "permission rule to deny (repeatable)")
-	fl.StringVar(&opts.PermMode, "permission-mode", "", "default, acceptEdits, bypassPermissions or plan")
+	fl.StringVar(&opts.PermMode, "permission-mode", "", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
@@ -72,7 +72,7 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	opts.Engine.Fleet.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", f.CompleteModels)
 	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"worktree", "none"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -89,7 +89,7 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	// lines are for a terminal.
 	var onEvent func(spawn.Event)
 	if !opts.JSON {
-		onEvent = render.New(f.Out, f.Err, "text").DispatchEvent
+		onEvent = render.New(f.Out, render.RedactWriter(f.Err, f.Redactor.Redact), "text").DispatchEvent
 	}
 	rt, err := root.New(ctx, f, root.Options{
 		Model: opts.Model, NeedModel: true, Perms: cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny},

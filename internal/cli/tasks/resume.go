@@ -75,7 +75,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if strings.TrimSpace(opts.Prompt) == "" {
 		return cmdutil.UsageError("task %s is this project's: give the follow-up, brood tasks resume %s PROMPT (without one, resume lands a fleet call's change only)", opts.ID, opts.ID)
 	}
-	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
+	out := render.New(f.Out, render.RedactWriter(f.Err, f.Redactor.Redact), render.Mode(opts.JSON))
 	rt, err := root.New(ctx, f, root.Options{Source: "cli", Task: t, OnEvent: out.DispatchEvent})
 	if err != nil {
 		return err

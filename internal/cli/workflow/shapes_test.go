@@ -11,7 +11,8 @@ import (
 )
 
 // shapesScript answers by the first line of each call's prompt (a child's
-// first user turn is "Begin: <plan>: <that line>").
+// first user turn is "Begin: <plan>: <that line>"), and reads an earlier
+// agent's value from the untrusted block of its brief (in .System).
 var shapesScript = `
 agents:
   explore:
@@ -19,14 +20,14 @@ agents:
         - if: "find files"
           say: |
 ` + indent(fence(`{"files": ["a.go", "b.go", "bad.go"]}`), 12) + `
-        - if: "verify "
+        - if: "shapes: verify"
           say: |
-` + indent(fence(`{"ok": true, "what": "{{first .Last}}"}`), 12) + `
-        - if: "fix bad.go"
-          exit: 2
-        - if: "fix "
+` + indent(fence(`{"ok": true, "what": "verified {{match "from=\"fixed.fixed\" trust=\"untrusted\">\\s+([^\\n]+)" .System}}"}`), 12) + `
+        - if: "shapes: fix"
           say: |
-` + indent(fence(`{"fixed": "{{first .Last}}"}`), 12) + `
+            {{if match "bad\\.go" .System}}no answer{{else}}
+` + indent(fence(`{"fixed": "fix {{match "from=\"file\" trust=\"untrusted\">\\s+(\\S+)" .System}}"}`), 12) + `
+            {{end}}
         - if: "hunt round 1"
           say: |
 ` + indent(fence(`{"findings": [{"id": "A"}, {"id": "B"}]}`), 12) + `
@@ -108,6 +109,9 @@ func TestEveryShapeEndToEnd(t *testing.T) {
 	if len(out) != 3 || out[2] != nil || len(fix.Calls) != 5 {
 		t.Fatalf("fix: output %s with %d calls; want two verified items, null for bad.go (its pipeline stopped), 5 calls", js(fix.Output), len(fix.Calls))
 	}
+	if st := fix.Calls[4].Status; fix.Calls[4].Key != "fix/2/fixed" || st != wf.CallInvalid {
+		t.Errorf("fix of bad.go: %s %s; want invalid (no JSON answer)", fix.Calls[4].Key, st)
+	}
 	if m, _ := out[0].(map[string]any); !strings.Contains(js(m["what"]), "fix a.go") {
 		t.Errorf("fix[0] = %s; want the verify stage to have seen the fix stage's output", js(out[0]))
 	}
@@ -128,7 +132,7 @@ func TestEveryShapeEndToEnd(t *testing.T) {
 	if err := dispatch.ReadJSON(filepath.Join(dispatch.Dir(p.Root, rep.Calls[0].TaskID), dispatch.EnvelopeFile), &env); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"report postgres", `"A"`, `"C"`, "verify Begin: shapes: fix b.go"} {
+	for _, want := range []string{"report \n<subagent-result from=\"decide.value\" trust=\"untrusted\">\npostgres\n", `"A"`, `"C"`, "verified fix b.go"} {
 		if !strings.Contains(env.Brief, want) {
 			t.Errorf("the report's brief lacks %q:\n%s", want, env.Brief)
 		}

@@ -86,7 +86,10 @@ phases:
 		t.Fatalf("attempts %v; want the silent child retried twice, the refusal never", fake.attempts)
 	}
 	each, _ := res.Outputs["each"].([]any)
-	if len(each) != 2 || each[0] != "did then did item a" {
+	// Each stage's brief holds the earlier output as an untrusted block
+	// (the item from list's output too); the echo's own tags, nested,
+	// are defanged.
+	if want := "did then \n<subagent-result from=\"prev\" trust=\"untrusted\">\ndid item \n&lt;subagent-result from=\"item\" trust=\"untrusted\">\na\n&lt;/subagent-result>\n"; len(each) != 2 || !strings.HasPrefix(each0(each), want) {
 		t.Fatalf("each outputs %#v", res.Outputs["each"])
 	}
 	if res.Status != wf.RunDone || res.Agents != 7 {
@@ -167,4 +170,13 @@ func TestRetryContinuesTheTranscript(t *testing.T) {
 	if _, err := env2.ExecuteActivity(brt.CallActivityName, brt.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}}); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("a reference to other bytes: %v; want it refused", err)
 	}
+}
+
+// each0 is the first output of an each phase as text ("" when none).
+func each0(each []any) string {
+	if len(each) == 0 {
+		return ""
+	}
+	s, _ := each[0].(string)
+	return s
 }
