@@ -443,6 +443,7 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
+	makeTaskGoCaches(env, dir, os.Getenv)
 	// The policy its parent built for it (ConfineChild), else its own.
 	pol, needed, rd, passed, err := takePolicyRD(dir)
 	if err != nil {

@@ -53,6 +53,25 @@ func cmpNonEmpty(a, b string) string {
 	return b
 }
 
+// makeTaskGoCaches makes a writer's Go caches in its TMPDIR in dir, where
+// its parent pointed its go at them (getenv: writerGoEnv's GOCACHE and
+// GOMODCACHE), empty where no overlay was mounted there (mountGoLayers:
+// the user has no cache of that kind, or no overlay mounts): a command
+// that writes $GOCACHE before go has run finds it, as go would make it.
+// The child makes them before any of its commands runs, in the TMPDIR its
+// parent removed before the start (no link of an earlier turn's there).
+func makeTaskGoCaches(env *dispatch.Envelope, dir string, getenv func(string) string) {
+	if env.ReadOnly {
+		return
+	}
+	build, mod := writerGoDirs(env, dir)
+	for _, c := range []struct{ name, dir string }{{"GOCACHE", build}, {"GOMODCACHE", mod}} {
+		if getenv(c.name) == c.dir && beneath(filepath.Join(dir, "tmp"), c.dir) {
+			_ = os.MkdirAll(c.dir, 0o700) // (else go makes it, or says why not)
+		}
+	}
+}
+
 // writerGoEnv are the environment entries that point env's writer's go
 // at its own caches (writerGoDirs: its go makes them; a fleet call's are
 // made here), with the user's module downloads as its first proxy; lookup

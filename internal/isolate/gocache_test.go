@@ -205,3 +205,43 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskGoCachesAreMadeAtStart: a writer's child makes the Go caches
+// its parent pointed it at in its TMPDIR before any command runs, so a
+// command that writes $GOCACHE before go does finds it where no overlay
+// was mounted there (the user has no cache of that kind: on the branch
+// that moved them into the TMPDIR, TestInPlaceWriterConfined's in-place
+// writer could not write $GOCACHE/probe); none is made where its go was
+// pointed elsewhere, nor for a read-only child.
+func TestTaskGoCachesAreMadeAtStart(t *testing.T) {
+	proj := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		env      dispatch.Envelope
+		pointed  bool // its GOCACHE and GOMODCACHE are its task's
+		wantMade bool
+	}{
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, true, true},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, true, true},
+		{"writer pointed elsewhere", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, false, false},
+		{"read-only child", dispatch.Envelope{Workspace: proj, ProjectRoot: proj, ReadOnly: true}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			build, mod := writerGoDirs(&tc.env, dir)
+			env := map[string]string{"GOCACHE": filepath.Join(proj, "elsewhere", "build"), "GOMODCACHE": filepath.Join(proj, "elsewhere", "mod")}
+			if tc.pointed {
+				env = map[string]string{"GOCACHE": build, "GOMODCACHE": mod}
+			}
+			makeTaskGoCaches(&tc.env, dir, func(k string) string { return env[k] })
+			for _, d := range []string{build, mod, env["GOCACHE"], env["GOMODCACHE"]} {
+				fi, err := os.Stat(d)
+				made := err == nil && fi.IsDir()
+				want := tc.wantMade && (d == build || d == mod)
+				if made != want {
+					t.Errorf("%s made: %v, want %v", d, made, want)
+				}
+			}
+		})
+	}
+}
