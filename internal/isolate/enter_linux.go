@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -61,6 +63,21 @@ func EnterFromEnv() (Entered, error) {
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
 		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
 	}
+	e, err := enter(spec, golayers)
+	if err != nil {
+		return e, err
+	}
+	// What it was given to mount with ends with its mounts, before
+	// anything of its task runs, confined or not.
+	if err := dropMountCaps(); err != nil {
+		return Entered{}, err
+	}
+	return e, nil
+}
+
+// enter makes the mounts of spec (and the writer's Go caches, golayers)
+// in the child's own mount namespace.
+func enter(spec mountSpec, golayers []goLayer) (Entered, error) {
 	switch spec.Mode {
 	case modeProbe:
 		os.Exit(runProbeChild(spec.Root))
@@ -219,6 +236,29 @@ type probeResult struct {
 	OK        bool   `json:"ok"`
 	UserXattr bool   `json:"userxattr"`
 	Err       string `json:"err,omitempty"`
+}
+
+// dropMountCaps empties a non-root child's capabilities (mountCaps, held
+// in its own user namespace: ambient, inheritable, permitted and
+// effective) on every thread once its mounts are made, so that none
+// reaches a command of its task, whether or not a sandbox follows
+// (sandbox.Restrict empties them too; isolation.no_landlock skips it).
+// Root's are sandbox.Restrict's to cut (it keeps some). In a binary with
+// cgo, whose threads it cannot all reach, it leaves them to Restrict's
+// re-exec, which starts the confined image with none.
+func dropMountCaps() error {
+	if os.Geteuid() == 0 || !sandbox.InPlace() {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&none)
+	if e != 0 {
+		return fmt.Errorf("isolate: drop the capabilities the child mounted with: %w", e)
+	}
+	return nil
 }
 
 // mountCaps are the capabilities a non-root child keeps (ambient) in its
