@@ -137,10 +137,18 @@ func mountOverlay(spec mountSpec) error {
 	if err != nil {
 		return err
 	}
+	// The workdir is in the task directory, under the tree the overlay
+	// covers: it is reached after the mount through what was opened
+	// before it, never through the overlay (whose copy it would change).
+	wfd, err := unix.Open(spec.Work, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("isolate: open the overlay's workdir %s: %w", spec.Work, err)
+	}
+	defer unix.Close(wfd)
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
 	}
-	openWork(spec.Work)
+	openWorkAt(wfd)
 	// A covered path stays where it is: no directory above it in the
 	// copy can be renamed (pinAncestors).
 	if err := pinAncestors(slices.Concat(spec.Covered, spec.Denied), []string{spec.Root}); err != nil {
@@ -209,6 +217,11 @@ func overlayOptions(lower, upper, work string, userxattr bool) (string, error) {
 // task's directories. Where it cannot, the mount stands as it is.
 func openWork(work string) {
 	_ = unix.Fchmodat(unix.AT_FDCWD, filepath.Join(work, "work"), 0o700, 0)
+}
+
+// openWorkAt is openWork for the workdir open at wfd.
+func openWorkAt(wfd int) {
+	_ = unix.Fchmodat(wfd, "work", 0o700, 0)
 }
 
 // escapeOverlayPath puts a backslash before each ',', ':' and '\\' of p.

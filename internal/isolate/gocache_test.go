@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"archive/zip"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,22 @@ func goRun(t *testing.T, p *sandbox.Policy, dir string, env []string, argv ...st
 	return r.err == nil, r.out
 }
 
+// removable makes the directories beneath dirs their owner's to empty
+// when the test ends, before t.TempDir removes them: go makes its module
+// caches' read-only, and a user other than root could not remove them.
+func removable(t *testing.T, dirs ...string) {
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+				if err == nil && e.IsDir() {
+					os.Chmod(path, 0o700)
+				}
+				return nil
+			})
+		}
+	})
+}
+
 // TestWriterCannotPoisonGoCaches (review C13): a writer child, in a real
 // confined process, loads a module the user downloaded (from the user's
 // downloads, its own module and build caches) but cannot rewrite the
@@ -84,6 +101,7 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 		t.Skip("no go on PATH")
 	}
 	home, proj := t.TempDir(), t.TempDir()
+	removable(t, home, proj)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", "")
 	userMod, userBuild := filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".cache", "go-build")
