@@ -13,21 +13,24 @@ import (
 )
 
 // goProject is a project whose module needs example.com/m v1.0.0, which
-// the user has downloaded and built (their module and build caches in the
-// test's HOME, the defaults), from a module proxy in a directory; brood's
+// the user has downloaded and built into their module and build caches in
+// caches (GOMODCACHE and GOCACHE: the test's projects share them, so only
+// its first compiles the standard library, minutes as a user whose own
+// cache is cold under load), from a module proxy in a directory; brood's
 // children get GOPROXY=off beyond the user's downloads (no network).
-func goProject(t *testing.T) (p *project, userCaches []string) {
+func goProject(t *testing.T, caches string) (p *project, userCaches []string) {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go on PATH")
 	}
+	userCaches = []string{filepath.Join(caches, "mod"), filepath.Join(caches, "build")}
 	p = newProject(t, map[string]string{
 		"go.mod":    "module example.com/app\n\ngo 1.21\n\nrequire example.com/m v1.0.0\n",
 		"a.go":      "package app\n\nimport \"example.com/m\"\n\nfunc A() int { return m.M() }\n",
 		"a_test.go": "package app\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 1 {\n\t\tt.Fatal(A())\n\t}\n}\n",
 	})
 	proxy := modProxy(t)
-	p.Env = append(p.Env, "GOTOOLCHAIN=local", "GOSUMDB=off", "GOENV=off", "GOFLAGS=-buildvcs=false")
+	p.Env = append(p.Env, "GOTOOLCHAIN=local", "GOSUMDB=off", "GOENV=off", "GOFLAGS=-buildvcs=false", "GOMODCACHE="+userCaches[0], "GOCACHE="+userCaches[1])
 	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false")
 	for _, argv := range [][]string{{"go", "mod", "tidy"}, {"go", "test", "./..."}} {
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -39,7 +42,7 @@ func goProject(t *testing.T) (p *project, userCaches []string) {
 	p.git("add", "-A")
 	p.git("commit", "-qm", "go.sum")
 	p.Env = append(p.Env, "GOPROXY=off")
-	return p, []string{filepath.Join(p.home, "go", "pkg", "mod"), filepath.Join(p.home, ".cache", "go-build")}
+	return p, userCaches
 }
 
 // modProxy makes a module proxy directory serving example.com/m v1.0.0.
@@ -119,6 +122,7 @@ awk -v c="$GOCACHE" -v m="$GOMODCACHE" '($5 == c || $5 == m) && / - overlay / { 
 // and build caches are as they were.
 func TestWriterGoCachePlantStaysItsOwn(t *testing.T) {
 	needLandlock(t)
+	caches := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		runs [][]string // each run's root dispatches these tasks
@@ -127,7 +131,7 @@ func TestWriterGoCachePlantStaysItsOwn(t *testing.T) {
 		{"two runs", [][]string{{"plant"}, {"test"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, user := goProject(t)
+			p, user := goProject(t, caches)
 			before := treeSum(t, user...)
 			for i, tasks := range tc.runs {
 				root := ""
