@@ -149,7 +149,7 @@ func BenchmarkIsolation(b *testing.B) {
 		}
 		helper := exec.Command(os.Args[0], "-test.run=^$")
 		helper.Env = append(os.Environ(), benchHelperEnv+"=1")
-		sandbox.AddNamespaces(helper, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+		sandbox.AddNamespaces(helper, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, mountCaps())
 		in, _ := helper.StdinPipe()
 		outPipe, _ := helper.StdoutPipe()
 		helper.Stderr = os.Stderr

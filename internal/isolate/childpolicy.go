@@ -44,9 +44,9 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase, x *Expans
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir, base)...)
+		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir)...)
 	default:
-		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir, base)...)
+		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir)...)
 		// The run's additional working directories (--add-dir): an
 		// in-place writer writes them as its tree, as Claude Code's
 		// agents do (an isolated writer's work comes back as one patch
@@ -182,10 +182,11 @@ func WorkRoot(env *dispatch.Envelope) string {
 
 // writerCaches are the Go caches a writer may write beside its tree: its
 // own (writerGoDirs; review C13), never the user's, where they exist (a
-// Landlock rule needs a directory: ConfineChild makes them first).
-func writerCaches(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
+// Landlock rule needs a directory: ConfineChild makes a fleet call's
+// first; a task's are in its TMPDIR, under dir's rule).
+func writerCaches(env *dispatch.Envelope, dir string) []string {
 	var out []string
-	build, mod := writerGoDirs(env, dir, base.getenv)
+	build, mod := writerGoDirs(env, dir)
 	for _, p := range []string{build, mod} {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			out = append(out, Resolved(p))
@@ -276,7 +277,7 @@ func (x *Expansion) ConfineChildRD(cmd *exec.Cmd, env *dispatch.Envelope, td *ta
 		if cmd.Env != nil {
 			lookup = envLookup(cmd.Env)
 		}
-		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
+		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), lookup)...)
 	}
 	pol, needed, rd := childPolicy(env, td.Path(), base, x)
 	// The binary it runs is read where it is, in a host temporary
@@ -442,6 +443,7 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
+	makeTaskGoCaches(env, dir, os.Getenv)
 	// The policy its parent built for it (ConfineChild), else its own.
 	pol, needed, rd, passed, err := takePolicyRD(dir)
 	if err != nil {

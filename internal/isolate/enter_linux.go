@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -55,6 +57,9 @@ func EnterFromEnv() (Entered, error) {
 	if err := sandbox.MountOwnProc(); err != nil {
 		fmt.Fprintf(os.Stderr, "brood: %v: this child sees the host's /proc (every process's command line)\n", err)
 	}
+	// A writer's Go caches (goLayer) are mounted in a view of its own
+	// (whose mounts are private), never where it has none.
+	golayers := takeGoLayers()
 	v, ok, err := sandbox.TakeEnv(envVar)
 	if err != nil {
 		return Entered{}, fmt.Errorf("isolate: %w", err)
@@ -66,6 +71,21 @@ func EnterFromEnv() (Entered, error) {
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
 		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
 	}
+	e, err := enter(spec, golayers)
+	if err != nil {
+		return e, err
+	}
+	// What it was given to mount with ends with its mounts, before
+	// anything of its task runs, confined or not.
+	if err := dropMountCaps(); err != nil {
+		return Entered{}, err
+	}
+	return e, nil
+}
+
+// enter makes the mounts of spec (and the writer's Go caches, golayers)
+// in the child's own mount namespace.
+func enter(spec mountSpec, golayers []goLayer) (Entered, error) {
 	switch spec.Mode {
 	case modeProbe:
 		os.Exit(runProbeChild(spec.Root))
@@ -77,12 +97,14 @@ func EnterFromEnv() (Entered, error) {
 			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied, Within: []string{spec.Root}}); err != nil {
 				return Entered{}, err
 			}
+			mountGoLayers(golayers)
 		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
 		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied, Within: spec.Within}); err != nil {
 			return Entered{}, err
 		}
+		mountGoLayers(golayers)
 		return Entered{Mode: ModeNone}, nil
 	case modeReadOnly:
 		if err := enterReadOnly(spec.RW); err != nil {
@@ -93,6 +115,7 @@ func EnterFromEnv() (Entered, error) {
 		if err := mountOverlay(spec); err != nil {
 			return Entered{}, &MountError{Err: err}
 		}
+		mountGoLayers(golayers)
 		return remember(Entered{Mode: ModeOverlay, Root: spec.Root}), nil
 	}
 	return Entered{}, fmt.Errorf("isolate: unknown mode %q in %s", spec.Mode, envVar)
@@ -122,9 +145,18 @@ func mountOverlay(spec mountSpec) error {
 	if err != nil {
 		return err
 	}
+	// The workdir is in the task directory, under the tree the overlay
+	// covers: it is reached after the mount through what was opened
+	// before it, never through the overlay (whose copy it would change).
+	wfd, err := unix.Open(spec.Work, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("isolate: open the overlay's workdir %s: %w", spec.Work, err)
+	}
+	defer unix.Close(wfd)
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
 	}
+	openWorkAt(wfd)
 	// A covered path stays where it is: no directory above it in the
 	// copy can be renamed (pinAncestors).
 	if err := pinAncestors(slices.Concat(spec.Covered, spec.Denied), []string{spec.Root}); err != nil {
@@ -186,6 +218,20 @@ func overlayOptions(lower, upper, work string, userxattr bool) (string, error) {
 	return opts, nil
 }
 
+// openWork gives the user back the "work" directory overlayfs made mode 0
+// in workdir work when it mounted (the mounter works in it with
+// CAP_DAC_OVERRIDE): what it leaves there (a whiteout, a child killed
+// mid-copy) would otherwise keep a user other than root from removing the
+// task's directories. Where it cannot, the mount stands as it is.
+func openWork(work string) {
+	_ = unix.Fchmodat(unix.AT_FDCWD, filepath.Join(work, "work"), 0o700, 0)
+}
+
+// openWorkAt is openWork for the workdir open at wfd.
+func openWorkAt(wfd int) {
+	_ = unix.Fchmodat(wfd, "work", 0o700, 0)
+}
+
 // escapeOverlayPath puts a backslash before each ',', ':' and '\\' of p.
 func escapeOverlayPath(p string) string {
 	if !strings.ContainsAny(p, ",:\\") {
@@ -213,13 +259,44 @@ type probeResult struct {
 	Err       string `json:"err,omitempty"`
 }
 
-// capSysAdmin is CAP_SYS_ADMIN, needed to mount inside the user namespace.
-const capSysAdmin = 21
+// dropMountCaps empties a non-root child's capabilities (mountCaps, held
+// in its own user namespace: ambient, inheritable, permitted and
+// effective) on every thread once its mounts are made, so that none
+// reaches a command of its task, whether or not a sandbox follows
+// (sandbox.Restrict empties them too; isolation.no_landlock skips it).
+// Root's are sandbox.Restrict's to cut (it keeps some). In a binary with
+// cgo, whose threads it cannot all reach, it leaves them to Restrict's
+// re-exec, which starts the confined image with none.
+func dropMountCaps() error {
+	if os.Geteuid() == 0 || !sandbox.InPlace() {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&none)
+	if e != 0 {
+		return fmt.Errorf("isolate: drop the capabilities the child mounted with: %w", e)
+	}
+	return nil
+}
+
+// mountCaps are the capabilities a non-root child keeps (ambient) in its
+// own user namespace so it can mount: CAP_SYS_ADMIN for mount(2), and
+// CAP_DAC_OVERRIDE for overlayfs, which makes its workdir's "work"
+// directory mode 0 and then works in it with the mounter's credentials
+// (without it every overlay mount is EACCES). In a user namespace that
+// maps only the user's own uid and gid, CAP_DAC_OVERRIDE reaches only the
+// user's own files; both leave the child with the rest of its
+// capabilities when it is confined (sandbox.Restrict: ambient and
+// inheritable sets cleared, permitted and effective emptied).
+func mountCaps() []uintptr { return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE} }
 
 // addMountNamespace asks for the child to be created in new user and mount
-// namespaces, keeping CAP_SYS_ADMIN for a non-root user so it can mount.
+// namespaces, keeping mountCaps for a non-root user so it can mount.
 func addMountNamespace(cmd *exec.Cmd) error {
-	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, mountCaps())
 	return nil
 }
 
@@ -238,6 +315,7 @@ func runProbeChild(dir string) int {
 			errs = append(errs, fmt.Sprintf("mount (userxattr=%v): %v", ux, err))
 			continue
 		}
+		openWork(dir + "/w")
 		err = os.WriteFile(dir+"/m/new", []byte("x"), 0o600)
 		if err == nil {
 			err = os.Remove(dir + "/m/old")
@@ -306,7 +384,7 @@ func probeOverlayIn(ctx context.Context, base string) (ok, userxattr bool, why s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envVar+"="+mountSpec{Mode: modeProbe, Root: dir}.encode())
-	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, mountCaps())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -20,6 +20,7 @@ func EnterFromEnv() (Entered, error) {
 	if e, ok := reentered(); ok {
 		return e, nil
 	}
+	sandbox.TakeEnv(goLayersVar) // (no overlay here: the caches start empty)
 	v, ok, err := sandbox.TakeEnv(envVar)
 	if err != nil {
 		return Entered{}, fmt.Errorf("isolate: %w", err)

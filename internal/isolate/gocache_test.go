@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"archive/zip"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,22 @@ func goRun(t *testing.T, p *sandbox.Policy, dir string, env []string, argv ...st
 	return r.err == nil, r.out
 }
 
+// removable makes the directories beneath dirs their owner's to empty
+// when the test ends, before t.TempDir removes them: go makes its module
+// caches' read-only, and a user other than root could not remove them.
+func removable(t *testing.T, dirs ...string) {
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+				if err == nil && e.IsDir() {
+					os.Chmod(path, 0o700)
+				}
+				return nil
+			})
+		}
+	})
+}
+
 // TestWriterCannotPoisonGoCaches (review C13): a writer child, in a real
 // confined process, loads a module the user downloaded (from the user's
 // downloads, its own module and build caches) but cannot rewrite the
@@ -84,6 +101,7 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 		t.Skip("no go on PATH")
 	}
 	home, proj := t.TempDir(), t.TempDir()
+	removable(t, home, proj)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", "")
 	userMod, userBuild := filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".cache", "go-build")
@@ -120,7 +138,7 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := NewPolicyBase(nil)
-			goEnv := writerGoEnv(&tc.env, own, nil, os.Getenv)
+			goEnv := writerGoEnv(&tc.env, own, os.Getenv)
 			if len(goEnv) == 0 {
 				t.Fatal("the writer got no Go caches of its own")
 			}
@@ -140,5 +158,108 @@ func TestWriterCannotPoisonGoCaches(t *testing.T) {
 	data, err := os.ReadFile(modFile)
 	if err != nil || strings.Contains(string(data), "planted") {
 		t.Errorf("the user's module source is now %q (%v)", data, err)
+	}
+}
+
+// TestWriterGoCachesAreTheTasks (red team 20, P2-4): a writer's Go caches
+// are in its own TMPDIR, overlays (goLayersVar) over the user's caches, so
+// that no other task reads what it writes there; a fleet call's stay in
+// its task directory, with no layer of the worker's.
+func TestWriterGoCachesAreTheTasks(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	userMod, userBuild := filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".cache", "go-build")
+	fleet := filepath.Join(home, ".cache", "brood", "fleet", "copy")
+	for _, d := range []string{userMod, userBuild, fleet} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"HOME": home, "GOENV": "off"}
+	// A writer's child that starts its own: its caches are in its TMPDIR.
+	parent := filepath.Join(t.TempDir(), "tmp", "go")
+	nested := map[string]string{"HOME": home, "GOENV": "off", "GOCACHE": filepath.Join(parent, "build"), "GOMODCACHE": filepath.Join(parent, "mod"),
+		goUserVar: `{"build":"` + userBuild + `","mod":"` + userMod + `"}`}
+	for _, d := range []string{nested["GOCACHE"], nested["GOMODCACHE"]} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj := t.TempDir()
+	own := filepath.Join(dispatch.Root(proj), "01JAAAAA000000000000000000")
+	for _, tc := range []struct {
+		name      string
+		env       dispatch.Envelope
+		dir       string
+		wantLayer bool
+		env2      map[string]string
+	}{
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, env},
+		{"a writer's own writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, nested},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, filepath.Join(own, "tmp", "go"), true, env},
+		{"fleet call", dispatch.Envelope{Isolation: "worktree", IsolationRoot: fleet, Workspace: fleet}, filepath.Join(own, "go"), false, env},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, kv := range writerGoEnv(&tc.env, own, func(k string) string { return tc.env2[k] }) {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = v
+			}
+			build, mod := filepath.Join(tc.dir, "build"), filepath.Join(tc.dir, "mod")
+			if got["GOCACHE"] != build || got["GOMODCACHE"] != mod {
+				t.Errorf("GOCACHE=%s GOMODCACHE=%s, want %s and %s", got["GOCACHE"], got["GOMODCACHE"], build, mod)
+			}
+			want := ""
+			if tc.wantLayer {
+				want = `[{"at":"` + build + `","lower":"` + userBuild + `"},{"at":"` + mod + `","lower":"` + userMod + `"}]`
+			}
+			if proxy := "file://" + filepath.Join(userMod, "cache", "download") + ","; !strings.HasPrefix(got["GOPROXY"], proxy) {
+				t.Errorf("GOPROXY=%s, want the user's downloads first (%s)", got["GOPROXY"], proxy)
+			}
+			if got[goLayersVar] != want {
+				t.Errorf("%s=%s, want %s", goLayersVar, got[goLayersVar], want)
+			}
+		})
+	}
+}
+
+// TestTaskGoCachesAreMadeAtStart: a writer's child makes the Go caches
+// its parent pointed it at in its TMPDIR before any command runs, so a
+// command that writes $GOCACHE before go does finds it where no overlay
+// was mounted there (the user has no cache of that kind: on the branch
+// that moved them into the TMPDIR, TestInPlaceWriterConfined's in-place
+// writer could not write $GOCACHE/probe); none is made where its go was
+// pointed elsewhere, nor for a read-only child.
+func TestTaskGoCachesAreMadeAtStart(t *testing.T) {
+	proj := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		env      dispatch.Envelope
+		pointed  bool // its GOCACHE and GOMODCACHE are its task's
+		wantMade bool
+	}{
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, true, true},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}, true, true},
+		{"writer pointed elsewhere", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}, false, false},
+		{"read-only child", dispatch.Envelope{Workspace: proj, ProjectRoot: proj, ReadOnly: true}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			build, mod := writerGoDirs(&tc.env, dir)
+			env := map[string]string{"GOCACHE": filepath.Join(proj, "elsewhere", "build"), "GOMODCACHE": filepath.Join(proj, "elsewhere", "mod")}
+			if tc.pointed {
+				env = map[string]string{"GOCACHE": build, "GOMODCACHE": mod}
+			}
+			makeTaskGoCaches(&tc.env, dir, func(k string) string { return env[k] })
+			for _, d := range []string{build, mod, env["GOCACHE"], env["GOMODCACHE"]} {
+				fi, err := os.Stat(d)
+				made := err == nil && fi.IsDir()
+				want := tc.wantMade && (d == build || d == mod)
+				if made != want {
+					t.Errorf("%s made: %v, want %v", d, made, want)
+				}
+			}
+		})
 	}
 }

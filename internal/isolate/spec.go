@@ -18,7 +18,7 @@ const envVar = "BROOD_ISOLATE"
 // pass a mount to a child: a parent's own, inherited from whoever
 // started it, must not reach its children (spawn's childEnv drops them).
 func MountEntry(kv string) bool {
-	return strings.HasPrefix(kv, envVar+"=") || strings.HasPrefix(kv, enteredVar+"=")
+	return strings.HasPrefix(kv, envVar+"=") || strings.HasPrefix(kv, enteredVar+"=") || strings.HasPrefix(kv, goLayersVar+"=")
 }
 
 // enteredVar lets the same process, re-executed by sandbox.Restrict after
@@ -111,4 +111,29 @@ func remember(e Entered) Entered {
 	b, _ := json.Marshal(e)
 	os.Setenv(enteredVar, string(b))
 	return e
+}
+
+// goLayersVar carries a writer's Go cache layers (goLayer) to its child,
+// which mounts them in its own mount namespace (mountGoLayers) and takes
+// the variable from its environment whether it mounts or not.
+const goLayersVar = "BROOD_GO_LAYERS"
+
+// goLayer is one of a writer's Go caches: At, in its TMPDIR, is an overlay
+// whose upper layer is beside it (At.u, with its work directory At.w) and
+// whose lower layer is Lower, the user's own cache, which no child writes.
+type goLayer struct {
+	At    string `json:"at"`
+	Lower string `json:"lower"`
+}
+
+// goUserVar tells a writer's child the user's Go caches (goUser), beneath
+// its own: a writer that starts its own writers gives them the user's
+// downloads as their first module proxy, not its own module cache, which
+// is in its TMPDIR, no other child's to read.
+const goUserVar = "BROOD_GO_USER"
+
+// goUser are the user's build and module caches ("" where none).
+type goUser struct {
+	Build string `json:"build,omitempty"`
+	Mod   string `json:"mod,omitempty"`
 }

@@ -305,7 +305,16 @@ func removeAt(dfd int, name string) error {
 	names, err := d.Readdirnames(-1)
 	if err == nil {
 		for _, n := range names {
-			if err = removeAt(fd, n); err != nil {
+			err = removeAt(fd, n)
+			if err == unix.EACCES {
+				// A directory made unwritable (go's module cache is,
+				// in a writer's TMPDIR): made the owner's to empty
+				// (through the descriptor: no link is followed).
+				if err = unix.Fchmod(fd, 0o700); err == nil {
+					err = removeAt(fd, n)
+				}
+			}
+			if err != nil {
 				break
 			}
 		}

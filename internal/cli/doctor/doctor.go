@@ -36,6 +36,10 @@ type Report struct {
 	WorktreeFallback bool         `json:"worktree_fallback"`
 	Isolation        isolate.Mode `json:"isolation"`
 	ReadOnlyBash     bool         `json:"read_only_bash"`
+	// WriterGoCaches says what a writer's Go build and module caches
+	// are: its task's own overlays over the user's, or, with no overlay
+	// here, its task's own, empty at its start (isolate's gocache.go).
+	WriterGoCaches string `json:"writer_go_caches"`
 	// Containment is how a child's process tree is held (cgroup, pidns or
 	// none), CgroupBase where children's cgroups are made, and
 	// ContainmentNote why a better mechanism is not used.
@@ -101,6 +105,10 @@ func Collect(ctx context.Context) Report {
 	}
 	if !iso.Overlay && iso.Why != "" {
 		r.Problems["overlay"] = iso.Why
+	}
+	r.WriterGoCaches = "their task's own: overlays over yours (read-only), in their TMPDIR"
+	if !iso.Overlay {
+		r.WriterGoCaches = "their task's own, empty at its start (no overlay here: each writer compiles std and its dependencies again)"
 	}
 	if exe, err := os.Executable(); err == nil {
 		c := childexe.Find(exe)
@@ -214,6 +222,7 @@ func render(w io.Writer, r Report) error {
 		{"worktree fallback", yesNo(r.WorktreeFallback)},
 		{"isolated writers get", string(r.Isolation)},
 		{"read-only agents get Bash", yesNo(r.ReadOnlyBash)},
+		{"writers' Go caches", r.WriterGoCaches},
 		{"children's processes held by", containment(r)},
 		{"children can't signal the parent", yesNo(r.SignalScope)},
 		{"children run", r.ChildExe},
