@@ -53,6 +53,11 @@ func writeOnly(roots []string) error {
 			// A mount beneath it is locked read-only: it stays so.
 			err = unix.MountSetattr(top, "", unix.AT_EMPTY_PATH, &rw)
 		}
+		if errors.Is(err, unix.EPERM) {
+			// The root itself is on a mount read-only before this
+			// namespace was made (locked): nothing there was writable.
+			err = nil
+		}
 		unix.Close(top)
 		if err != nil {
 			return fmt.Errorf("isolate: make %s writable again: %w", p, err)
