@@ -61,7 +61,9 @@ func TestWriterChangesNoMetadataOutside(t *testing.T) {
 				}
 				stats[f] = fi
 			}
-			probe := fmt.Sprintf("%s=1 %s tmp=$TMPDIR/probe tree=README.md home=%s state=%s outside=%s", metaProbeEnv, exe, home, state, outside)
+			// (Quoted: a subtest's temporary directory has its name's
+			// parentheses.)
+			probe := fmt.Sprintf("%s=1 '%s' tmp=$TMPDIR/probe tree=README.md 'home=%s' 'state=%s' 'outside=%s'", metaProbeEnv, exe, home, state, outside)
 			mdl := p.script("wmeta.yaml", `agents:
   root:
     - tools:
@@ -70,14 +72,14 @@ func TestWriterChangesNoMetadataOutside(t *testing.T) {
   `+c.agent+`:
     - tools:
         - Bash: {command: ": > $TMPDIR/probe; `+probe+`; echo x > /dev/null && echo NULL-OK"}
-    - say: "PROBE {{result 0}}"
+    - say: "RESULT {{result 0}}"
 `)
 			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 			if code != 0 || !strings.Contains(out, "root done") {
 				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
 			}
 			res := taskOutput(p)
-			if !strings.Contains(res, "NULL-OK") {
+			if !strings.Contains(res, "\nNULL-OK") {
 				t.Fatalf("%s: the probe did not run, or /dev/null was not writable:\n%s\n%s", c.name, res, errs)
 			}
 			for _, tag := range []string{"tmp", "tree"} {
@@ -131,7 +133,7 @@ func TestOverlayChildCannotUncoverIgnored(t *testing.T) {
   iso:
     - tools:
         - Bash: {command: "U=$TMPDIR/../isolate/upper; ls -a $TMPDIR/../isolate; rm -rf $U/creds.txt $U/private; cat creds.txt private/key; echo TRIED"}
-    - say: "PROBE {{result 0}}"
+    - say: "RESULT {{result 0}}"
 `)
 	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 	if code != 0 || !strings.Contains(out, "root done") {
@@ -177,7 +179,7 @@ func TestChildrenReadNoSystemCredentials(t *testing.T) {
   `+c.agent+`:
     - tools:
         - Bash: {command: "head -n 1 /etc/shadow; head -n 1 /etc/gshadow; echo TRIED"}
-    - say: "PROBE {{result 0}}"
+    - say: "RESULT {{result 0}}"
 `)
 			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 			if code != 0 || !strings.Contains(out, "root done") {
