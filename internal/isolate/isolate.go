@@ -410,7 +410,9 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 		if w.gitHeld {
 			// (In the mount namespace made to hold its git: none, none.)
 			spec.Denied = w.Denied
-			spec.Writes = append(slices.Clone(w.Writes), w.GitWritable()...)
+			if len(w.Writes) > 0 {
+				spec.Writes = append(slices.Clone(w.Writes), w.GitWritable()...)
+			}
 		}
 		return spec.pass(cmd)
 	default:
