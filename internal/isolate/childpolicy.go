@@ -43,17 +43,8 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase, x *Expans
 	case env.ReadOnly:
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
-	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir)...)
 	default:
-		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir)...)
-		// The run's additional working directories (--add-dir): an
-		// in-place writer writes them as its tree, as Claude Code's
-		// agents do (an isolated writer's work comes back as one patch
-		// of its tree, so it gets none).
-		// Never one that holds the home, brood's configuration or a
-		// path no child reads (AddDirRefused).
-		p.Writable = append(p.Writable, addDirs(env.AddDirs, base.Hidden())...)
+		p.Writable = writerWritable(env, dir, base)
 	}
 	// A delegating child makes its own children's task directories in
 	// its own (taskdir.Tasks): it writes nothing else beneath
@@ -88,6 +79,34 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase, x *Expans
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network, rd
+}
+
+// writerWritable is what env's writer (working from the task directory
+// dir) may write: its copy or tree, dir, its Go caches (where they
+// exist) and, for an in-place writer, the run's added directories.
+func writerWritable(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
+	if env.Isolation == "worktree" && env.IsolationRoot != "" {
+		return append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir)...)
+	}
+	w := append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir)...)
+	// The run's additional working directories (--add-dir): an in-place
+	// writer writes them as its tree, as Claude Code's agents do (an
+	// isolated writer's work comes back as one patch of its tree, so it
+	// gets none). Never one that holds the home, brood's configuration
+	// or a path no child reads (AddDirRefused).
+	return append(w, addDirs(env.AddDirs, base.Hidden())...)
+}
+
+// WriterWritable is what env's writer working from taskDir may write
+// (its Landlock rules' writable roots), for its mount namespace, where
+// every other mount is read-only (View.Writes, Workspace.Writes). Its Go
+// caches are in its task directory (writerGoDirs), writable with it.
+func WriterWritable(env *dispatch.Envelope, taskDir string, base *PolicyBase) []string {
+	w := writerWritable(env, ResolvedTaskDir(taskDir), base)
+	for i, p := range w {
+		w[i] = Resolved(p)
+	}
+	return w
 }
 
 // childKeep are the paths env's child must read whatever is hidden around

@@ -137,7 +137,7 @@ func defaultHidden(getenv func(string) string) []string {
 	} else {
 		out = appendNew(out, realPath(filepath.Join(os.TempDir(), "brood-fleet")))
 	}
-	return out
+	return appendNew(out, systemHidden()...)
 }
 
 // envLookup is a getenv over env (KEY=VALUE entries; the last wins).

@@ -94,14 +94,14 @@ func enter(spec mountSpec, golayers []goLayer) (Entered, error) {
 		// the repository is and how it is configured is held read-only
 		// (Workspace.HoldGit).
 		if len(spec.RO) > 0 || len(spec.Denied) > 0 {
-			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied, Within: []string{spec.Root}}); err != nil {
+			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied, Within: []string{spec.Root}, Writes: spec.Writes}); err != nil {
 				return Entered{}, err
 			}
 			mountGoLayers(golayers)
 		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
-		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied, Within: spec.Within}); err != nil {
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied, Within: spec.Within, Writes: spec.Writes}); err != nil {
 			return Entered{}, err
 		}
 		mountGoLayers(golayers)
@@ -125,6 +125,11 @@ func mountOverlay(spec mountSpec) error {
 	// Nothing we mount may propagate back to the parent's namespace.
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("isolate: make mounts private: %w", err)
+	}
+	// Every mount but what it writes read-only, first: its task
+	// directory is then bound into the copy from its writable bind.
+	if err := writeOnly(overlayWrites(spec)); err != nil {
+		return err
 	}
 	type kept struct {
 		fd   int
@@ -186,6 +191,12 @@ func mountOverlay(spec mountSpec) error {
 		}
 		unix.Close(k.fd)
 	}
+	// Its upper and work directories, in its task directory, are out of
+	// its reach: removing a whiteout there would show it the tree's
+	// ignored file beneath (redteam21 P1-5).
+	if err := coverEmpty(spec.Private); err != nil {
+		return err
+	}
 	// The old working directory is the lower layer's inode; entering it
 	// again by path lands on the overlay.
 	cwd := spec.Cwd
@@ -196,6 +207,18 @@ func mountOverlay(spec mountSpec) error {
 		return fmt.Errorf("isolate: enter %s on the overlay: %w", cwd, err)
 	}
 	return nil
+}
+
+// overlayWrites are the directories an overlay child writes outside its
+// copy (the copy is a mount of its own, writable): spec.Writes beyond
+// the tree, and the directories it keeps writing through to the real
+// tree (its task directory among them).
+func overlayWrites(spec mountSpec) []string {
+	if len(spec.Writes) == 0 {
+		return nil
+	}
+	out := slices.DeleteFunc(slices.Clone(spec.Writes), func(p string) bool { return within(spec.Root, p) })
+	return append(out, spec.Keep...)
 }
 
 // overlayOptions is the overlay's mount data for these layers. Each path

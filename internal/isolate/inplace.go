@@ -36,6 +36,11 @@ type View struct {
 	// Within are trees, besides Writable, whose directories above a held
 	// or covered path are pinned (pinAncestors): a worktree copy's top.
 	Within []string `json:"within,omitempty"`
+	// Writes are the directories the writer's Landlock rules let it
+	// write (WriterWritable): every other mount of its namespace is
+	// read-only (writeOnly), so it changes no file's mode, owner, times
+	// or extended attributes outside them. None: mounts as they are.
+	Writes []string `json:"writes,omitempty"`
 }
 
 // gitConfigEntries are the entries of a git directory that are
@@ -210,7 +215,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	if err := addMountNamespace(cmd); err != nil {
 		return err
 	}
-	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied, Within: v.Within}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied, Within: v.Within, Writes: v.Writes}
 	return spec.pass(cmd)
 }
 

@@ -23,6 +23,11 @@ func bindView(v View) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("isolate: make mounts private: %w", err)
 	}
+	// Every mount but what it writes read-only, first: the binds below
+	// then come from its writable roots' binds.
+	if err := writeOnly(v.Writes); err != nil {
+		return err
+	}
 	type bind struct {
 		path string
 		ro   bool

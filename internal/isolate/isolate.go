@@ -58,6 +58,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -192,6 +193,11 @@ type Workspace struct {
 	// mounted; a worktree copy's where it has one: HoldGit); the caller
 	// sets them before Configure.
 	Denied []string
+	// Writes are the directories the writer may write (WriterWritable),
+	// set by the caller before Configure: in its own mount namespace
+	// every other mount is read-only (writeOnly), its copy's too for a
+	// worktree copy's writer whose git directory is held (HoldGit).
+	Writes []string
 	// Hidden are the real tree's gitignored entries a worktree child may
 	// not read (sandbox.Policy.Hidden): the overlay hides them with
 	// whiteouts, a worktree copy leaves the real tree beside it.
@@ -391,6 +397,9 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			spec.Covered = View{}.CoveringRootRecords(w.Root, filepath.Join(w.broodDir, "dispatch")).Covered
 		}
 		spec.Denied = w.Denied
+		spec.Writes = w.Writes
+		// Its upper and work directories are the parent's (P1-5).
+		spec.Private = []string{resolvePath(w.state)}
 		return spec.pass(cmd)
 	case ModeWorktree:
 		cmd.Dir = w.Dir
@@ -401,6 +410,9 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 		if w.gitHeld {
 			// (In the mount namespace made to hold its git: none, none.)
 			spec.Denied = w.Denied
+			if len(w.Writes) > 0 {
+				spec.Writes = append(slices.Clone(w.Writes), w.GitWritable()...)
+			}
 		}
 		return spec.pass(cmd)
 	default:

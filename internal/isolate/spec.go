@@ -54,6 +54,15 @@ type mountSpec struct {
 	// Within are an in-place view's trees, whose directories above a
 	// held or covered path are pinned (pinAncestors).
 	Within []string `json:"within,omitempty"`
+	// Writes are the directories a writer may write (View.Writes):
+	// every other mount of its namespace is made read-only (writeOnly).
+	Writes []string `json:"writes,omitempty"`
+	// Private are directories of the parent's in the child's own task
+	// directory that an overlay child must not reach, covered once its
+	// task directory is bound into the copy: its upper and work
+	// directories (Workspace.state), whose whiteouts hide the tree's
+	// ignored files.
+	Private []string `json:"private,omitempty"`
 }
 
 // mountsOverlay reports whether env (a child's command's) asks the child

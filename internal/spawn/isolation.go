@@ -184,6 +184,9 @@ func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 	// again now: a literal may have gone since chooseIsolation).
 	h := isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env)))
 	v := x.InPlaceView(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held()).HoldingEdits(h.Paths)
+	// Outside what it may write every mount is read-only: Landlock does
+	// not govern chmod, chown, utimes nor xattrs (redteam21 P1-1).
+	v.Writes = isolate.WriterWritable(env, td.Path(), d.policyBase())
 	return noteUnheldEdits(env, h.Unheld), isolate.ConfigureInPlace(cmd, v)
 }
 
@@ -513,6 +516,11 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if w.Mode == isolate.ModeOverlay || w.Mode == isolate.ModeWorktree {
 			w.Denied = x.WriterDenied(env, td.Path())
 			w.WriteDenied = isolate.WriteDeniedFunc(env)
+			if !env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1 {
+				// Every mount but what it writes read-only in its
+				// namespace (redteam21 P1-1).
+				w.Writes = isolate.WriterWritable(env, td.Path(), d.policyBase())
+			}
 		}
 		if err := w.Configure(cmd); err != nil {
 			return err

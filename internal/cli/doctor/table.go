@@ -60,15 +60,15 @@ func confinements(r Report) []Confinement {
 	ro := Confinement{Class: "read-only", Syscalls: roSys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: roNet,
 		Filesystem: "Landlock: writes its task directory only"}
 	in := Confinement{Class: "in-place writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
-		Filesystem: "Landlock: the work tree, its TMPDIR, build caches; .git config/hooks/info, .brood, .claude read-only (own mount namespace)"}
+		Filesystem: "Landlock: the work tree, its TMPDIR, build caches; .git config/hooks/info, .brood, .claude read-only, every other mount read-only (chmod, chown, utimes, xattrs fail outside what it writes) (own mount namespace)"}
 	iso := Confinement{Class: "isolated writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net}
 	fleet := Confinement{Class: "fleet worker's child", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
 		Filesystem: "an overlay of the submitter's snapshot (the worker's checkout never changes); Landlock as its class"}
 	switch {
 	case r.OverlayInUserNS:
-		iso.Filesystem = "an overlay copy (ignored files whited out); Landlock: the copy, its TMPDIR, build caches"
+		iso.Filesystem = "an overlay copy (ignored files whited out, its upper directory out of its reach); Landlock: the copy, its TMPDIR, build caches; every other mount read-only (own mount namespace)"
 	case r.WorktreeFallback:
-		iso.Filesystem = "a git worktree copy; Landlock: the copy, its TMPDIR, build caches; the real tree's ignored files unreadable"
+		iso.Filesystem = "a git worktree copy; Landlock: the copy, its TMPDIR, build caches; the real tree's ignored files unreadable; every other mount read-only (own mount namespace)"
 	default:
 		iso.Filesystem = "NOT HELD: no overlay and no git: runs in place, as an in-place writer"
 	}
@@ -76,7 +76,10 @@ func confinements(r Report) []Confinement {
 		fleet.Filesystem = "NOT HELD: no overlay in a user namespace: a worker cannot run children here"
 	}
 	if ll && !r.UserNamespaces {
-		in.Filesystem = "Landlock: the work tree, its TMPDIR, build caches; NOT HELD: configuration writable (no user namespace), put back by the parent after"
+		in.Filesystem = "Landlock: the work tree, its TMPDIR, build caches; NOT HELD: configuration writable (no user namespace), put back by the parent after; NOT HELD: chmod, chown, utimes, xattrs on any file of its uid (no mount namespace to hold them)"
+		if r.WorktreeFallback && !r.OverlayInUserNS {
+			iso.Filesystem = "a git worktree copy; Landlock: the copy, its TMPDIR, build caches; the real tree's ignored files unreadable; NOT HELD: chmod, chown, utimes, xattrs on any file of its uid (no user namespace)"
+		}
 	}
 	if !ll {
 		ro.Filesystem = "NOT HELD: no Landlock: the tool layer only, and Bash withdrawn"
