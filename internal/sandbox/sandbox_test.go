@@ -104,6 +104,9 @@ func runChild(pol string) int {
 	if strings.HasPrefix(cmdline, "modes ") {
 		return modesCheck(strings.TrimPrefix(cmdline, "modes "))
 	}
+	if strings.HasPrefix(cmdline, "others ") {
+		return othersCheck(strings.TrimPrefix(cmdline, "others "))
+	}
 	if strings.HasPrefix(cmdline, "raw ") {
 		return rawCheck(strings.Fields(cmdline)[1:])
 	}

@@ -16,3 +16,6 @@ func confinedSyscalls() []int { return nil }
 
 // modeSyscalls is empty where brood does not know the syscall table.
 func modeSyscalls() []modeArg { return nil }
+
+// othersSyscalls is empty where brood does not know the syscall table.
+func othersSyscalls() []othersArg { return nil }

@@ -81,6 +81,7 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 	for _, nr := range nrs {
 		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
 	}
+	prog = append(prog, othersFilter()...)
 	prog = append(prog, modeFilter()...)
 	if !readOnly {
 		return append(prog, stmt(ret, allow)), true
@@ -141,6 +142,80 @@ func modeFilter() []unix.SockFilter {
 		unix.SockFilter{Code: ld, K: offNR},
 		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
 		unix.SockFilter{Code: ret, K: nosys})
+}
+
+// othersArg is a call that takes another process's id (othersSyscalls):
+// nr and which check of its arguments holds it to the caller's own.
+type othersArg struct{ nr, kind int }
+
+const (
+	// othersLimit: prlimit64(pid, resource, new, old) with a new limit is
+	// refused for any pid but 0 (the caller): under a cgroup, the child's
+	// uid names every process of the user (as root: every root daemon),
+	// and `prlimit --pid P --cpu=1:1` kills P (red team 21 P1-2). Reading
+	// a limit (new NULL) stays allowed, as /proc/P/limits is.
+	othersLimit = iota
+	// othersPrio: setpriority and ioprio_set(which, who, ...) are refused
+	// for who other than 0 (the caller, its group) and for which the
+	// user (PRIO_USER, IOPRIO_WHO_USER: every process of the uid).
+	othersPrio
+)
+
+// prioUser and ioprioWhoUser are the "which" of setpriority and
+// ioprio_set that name every process of a user.
+const (
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+)
+
+// othersFilter is the part of filterFor that holds othersSyscalls to the
+// caller. It starts and ends with the syscall number loaded (or loads it).
+func othersFilter() []unix.SockFilter {
+	const (
+		ld      = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret     = unix.BPF_RET | unix.BPF_K
+		deny    = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		offNR   = 0
+		offArgs = 16 // args[i] at 16+8i; its low 32 bits first (little endian)
+	)
+	lo := func(i int) uint32 { return uint32(offArgs + 8*i) }
+	hi := func(i int) uint32 { return uint32(offArgs + 8*i + 4) }
+	var prog []unix.SockFilter
+	for _, o := range othersSyscalls() {
+		// Each block jumps to its own end (the next block) when the call
+		// is another one or names the caller.
+		switch o.kind {
+		case othersLimit:
+			prog = append(prog,
+				unix.SockFilter{Code: ld, K: offNR},
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 7, K: uint32(o.nr)},
+				unix.SockFilter{Code: ld, K: lo(0)}, // pid (an int: the low half)
+				unix.SockFilter{Code: jeq, Jt: 5, Jf: 0, K: 0},
+				unix.SockFilter{Code: ld, K: lo(2)}, // the new limit's pointer
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 2, K: 0},
+				unix.SockFilter{Code: ld, K: hi(2)},
+				unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+				unix.SockFilter{Code: ret, K: deny})
+		case othersPrio:
+			user := uint32(prioUser)
+			if o.nr == unix.SYS_IOPRIO_SET {
+				user = ioprioWhoUser
+			}
+			prog = append(prog,
+				unix.SockFilter{Code: ld, K: offNR},
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 5, K: uint32(o.nr)},
+				unix.SockFilter{Code: ld, K: lo(0)}, // which
+				unix.SockFilter{Code: jeq, Jt: 2, Jf: 0, K: user},
+				unix.SockFilter{Code: ld, K: lo(1)}, // who
+				unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+				unix.SockFilter{Code: ret, K: deny})
+		}
+	}
+	if len(prog) > 0 {
+		prog = append(prog, unix.SockFilter{Code: ld, K: offNR})
+	}
+	return prog
 }
 
 // installFilter puts the calling thread under filterFor(readOnly). The
