@@ -102,3 +102,9 @@ func BuildLayer(paths []string) (*Layer, error) { return nil, nil }
 
 // LayerForChild has nothing to pass off Linux.
 func LayerForChild(cmd *exec.Cmd, l *Layer) {}
+
+// OwnIPC does nothing off Linux.
+func OwnIPC(cmd *exec.Cmd) {}
+
+// SharedIPCOnThread has nothing to install off Linux.
+func SharedIPCOnThread(cmd *exec.Cmd) error { return nil }

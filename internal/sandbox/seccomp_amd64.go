@@ -70,3 +70,13 @@ func modeSyscalls() []modeArg {
 		{unix.SYS_MKNOD, 1, -1}, {unix.SYS_MKNODAT, 2, -1},
 	}
 }
+
+// sysvIPCSyscalls are System V IPC's calls but shmdt: a child in the
+// host's IPC namespace (sharedIPCFilter) makes none of them.
+func sysvIPCSyscalls() []int {
+	return []int{
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+	}
+}

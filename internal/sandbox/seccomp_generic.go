@@ -19,3 +19,6 @@ func modeSyscalls() []modeArg { return nil }
 
 // othersSyscalls is empty where brood does not know the syscall table.
 func othersSyscalls() []othersArg { return nil }
+
+// sysvIPCSyscalls is empty where brood does not know the syscall table.
+func sysvIPCSyscalls() []int { return nil }
