@@ -304,3 +304,50 @@ func TestChildReadsNoToolTokens(t *testing.T) {
 		t.Errorf("the child read a tool's token:\n%s", res)
 	}
 }
+
+// TestRootBashReadsNoProviderKey (red team 21 P2-8): the root's own Bash
+// reads neither the provider key the root was started with from
+// /proc/$PPID/environ (its tools' environment leaves the key out, the
+// root's /proc file kept it) nor the root's memory: the root is not
+// dumpable, as no child is. The control: the same command reads a plain
+// process's environ (one of the same uid, holding what the Bash holds).
+func TestRootBashReadsNoProviderKey(t *testing.T) {
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	const key = "sk-ant-api03-RT21ROOTKEYMARKER"
+	// (With the capabilities the root's Bash holds: execSleeper.)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	control := exec.Command(exe)
+	control.Env = append(os.Environ(), sleeperEnv+"="+uniqueSleep(), "CONTROL_VAR=RT21ROOTKEYMARKER")
+	if err := control.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { control.Process.Kill(); control.Wait() })
+	cmd := fmt.Sprintf("echo ENV-$(tr '\\0' '\\n' < /proc/$PPID/environ | grep -c RT21ROOTKEYMARKER); "+
+		"(exec 3</proc/$PPID/mem) 2>/dev/null && echo MEM-OPENED; "+
+		"echo CONTROL-$(tr '\\0' '\\n' < /proc/%d/environ | grep -c RT21ROOTKEYMARKER); echo probed", control.Process.Pid)
+	mdl := p.script("rootkey.yaml", `agents:
+  root:
+    - tools:
+        - Bash: {command: `+strconv.Quote(cmd)+`}
+    - say: "root done"
+`)
+	code, out, errs := p.brood(t.Context(), []string{"ANTHROPIC_API_KEY=" + key}, "run", "--allow", "Bash", "--model", mdl, "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	var res string
+	for _, r := range p.rootTranscript() {
+		if r.Tool == "Bash" {
+			res += r.Output
+		}
+	}
+	if !strings.Contains(res, "probed") || !strings.Contains(res, "CONTROL-1") {
+		t.Fatalf("the probe did not run, or did not read the control's environ (it proves nothing):\n%s\n%s", res, errs)
+	}
+	if !strings.Contains(res, "ENV-0") || strings.Contains(res, "MEM-OPENED") {
+		t.Errorf("the root's Bash read the root's environ or opened its memory:\n%s", res)
+	}
+}

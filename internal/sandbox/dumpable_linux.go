@@ -48,7 +48,10 @@ func Undumpable() error {
 // 58 ms each, a whole fork and exec apiece).
 func StartMapped(cmd *exec.Cmd, start func() error) error {
 	a := cmd.SysProcAttr
-	if a == nil || (len(a.UidMappings) == 0 && len(a.GidMappings) == 0) {
+	if a == nil || (len(a.UidMappings) == 0 && len(a.GidMappings) == 0) || os.Geteuid() == 0 {
+		// (Root owns a non-dumpable child's /proc files, and so writes
+		// its maps as it is: a root brood, non-dumpable too, is never
+		// made dumpable, and its starts do not wait for one another.)
 		return start()
 	}
 	dumpableMu.RLock()
