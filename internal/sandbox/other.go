@@ -73,6 +73,9 @@ func NamespacesOnThread(cmd *exec.Cmd) error { return nil }
 // NoPtraceForChild has nothing to drop off Linux.
 func NoPtraceForChild() error { return nil }
 
+// OwnProcessForCommand has nothing to install off Linux.
+func OwnProcessForCommand() error { return nil }
+
 // NoIntrospectionForCommand has nothing to drop off Linux.
 func NoIntrospectionForCommand() error { return nil }
 

@@ -6,11 +6,55 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// othersEnv makes the test binary run othersCheck on the pid it holds:
+// the command a confined test child starts (othersCommand).
+const othersEnv = "SANDBOX_TEST_OTHERS"
+
+// othersCommand starts, from a confined test child, the test binary as a
+// command a child runs for the model (StartCommand) to run othersCheck
+// against victim, and returns its exit code.
+func othersCommand(victim string) int {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, childEnv+"=") && !strings.HasPrefix(e, childCmdEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, othersEnv+"="+victim)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	c, err := StartCommand(cmd, false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start the command:", err)
+		return 92
+	}
+	// The child itself sets a limit of a process it started, as a
+	// delegating child's pool does (pool.hold): its own filter lets it.
+	var lim unix.Rlimit
+	own := unix.Getrlimit(unix.RLIMIT_CORE, &lim)
+	if own == nil {
+		own = unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CORE, &lim, nil)
+	}
+	if err := c.Wait(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 92
+	}
+	if own != nil && !errors.Is(own, unix.ESRCH) {
+		fmt.Fprintln(os.Stderr, "the child may not set the limit of a process it started:", own)
+		return 1
+	}
+	return 0
+}
 
 // noUser is a uid no process runs as.
 const noUser = 2147480000
@@ -94,14 +138,17 @@ func othersCheck(arg string) int {
 	return bad
 }
 
-// TestOtherProcessesOutOfReach (red team 21 P1-2, P2-3): no confined
-// child, writer or read-only, sets another process's resource limits
+// TestOtherProcessesOutOfReach (red team 21 P1-2, P2-3): no command of a
+// confined child (Bash, its hooks, MCP servers: StartCommand), writer or
+// read-only, sets another process's resource limits
 // (`prlimit --pid P --cpu=1:1` killed the root brood), renices or
 // ionices another process or every process of the user, reads or writes
 // another's memory or descriptors, or reaches the kernel keyrings (the
 // user's shell's session keyring: Kerberos ccaches, keys that outlive
-// it); its own limits, priority and I/O class it still sets. The victim
-// is a plain process of the same uid outside the child.
+// it); its own limits, priority and I/O class it still sets, and the
+// child's own brood process still sets the limits of a process it
+// started (a delegating child's pool). The victim is a plain process of
+// the same uid outside the child.
 func TestOtherProcessesOutOfReach(t *testing.T) {
 	if landlockABI() == 0 || !FilterAvailable() {
 		t.Skip("no Landlock or no syscall table here: brood doctor says what holds instead")

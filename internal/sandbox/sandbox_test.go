@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv(tsyncConflictEnv); ok {
 		os.Exit(tsyncConflictChild())
 	}
+	if pid, ok := os.LookupEnv(othersEnv); ok {
+		os.Exit(othersCheck(pid))
+	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
@@ -105,7 +108,7 @@ func runChild(pol string) int {
 		return modesCheck(strings.TrimPrefix(cmdline, "modes "))
 	}
 	if strings.HasPrefix(cmdline, "others ") {
-		return othersCheck(strings.TrimPrefix(cmdline, "others "))
+		return othersCommand(strings.TrimPrefix(cmdline, "others "))
 	}
 	if strings.HasPrefix(cmdline, "raw ") {
 		return rawCheck(strings.Fields(cmdline)[1:])

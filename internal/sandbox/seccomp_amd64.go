@@ -50,7 +50,8 @@ func confinedSyscalls() []int {
 }
 
 // othersSyscalls are the calls that change another process's resources
-// (othersArg): a confined child makes them on itself only.
+// (othersArg): a confined child's commands make them on themselves only
+// (OwnProcessForCommand).
 func othersSyscalls() []othersArg {
 	return []othersArg{
 		{unix.SYS_PRLIMIT64, othersLimit},

@@ -81,7 +81,6 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 	for _, nr := range nrs {
 		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
 	}
-	prog = append(prog, othersFilter()...)
 	prog = append(prog, modeFilter()...)
 	if !readOnly {
 		return append(prog, stmt(ret, allow)), true
@@ -168,8 +167,47 @@ const (
 	ioprioWhoUser = 3 // IOPRIO_WHO_USER
 )
 
-// othersFilter is the part of filterFor that holds othersSyscalls to the
-// caller. It starts and ends with the syscall number loaded (or loads it).
+// OwnProcessForCommand puts the calling thread, when it is under
+// no_new_privs (a confined child's: its own brood process sets its
+// children's limits, pool.hold, so the rule is its commands'), under a
+// filter that holds othersSyscalls to the caller (othersFilter), for a
+// command a child runs for the model (StartCommandWith: Bash, its hooks
+// and MCP servers), which keeps it across every exec. Elsewhere (a root's
+// own commands) it changes nothing. As with RestrictForChild, the thread
+// must be locked and must die afterwards.
+func OwnProcessForCommand() error {
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		return nil
+	}
+	prog := ownProcessFilter()
+	if len(prog) == 0 {
+		return nil
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); errno != 0 {
+		return fmt.Errorf("sandbox: seccomp filter for a command (other processes' limits): %w", errno)
+	}
+	return nil
+}
+
+// ownProcessFilter is OwnProcessForCommand's program: a foreign ABI's
+// calls and othersFilter's are EPERM, the rest is left to the filters
+// beside it. Nil where brood knows no syscall table.
+func ownProcessFilter() []unix.SockFilter {
+	body := othersFilter()
+	if len(body) == 0 {
+		return nil
+	}
+	prog := append([]unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}, // arch
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, Jf: 0, K: nativeArch},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+	}, body...)
+	return append(prog, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW})
+}
+
+// othersFilter is OwnProcessForCommand's rules: it holds othersSyscalls
+// to the caller. It loads the syscall number first and leaves it loaded.
 func othersFilter() []unix.SockFilter {
 	const (
 		ld      = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS

@@ -283,11 +283,18 @@ func TestFilterProgramAnswers(t *testing.T) {
 		{true, unix.SYS_PRLIMIT64, allow, []uint64{4242, unix.RLIMIT_CPU, 0, 0x7f0000001000}},
 		{false, unix.SYS_PRLIMIT64, allow, []uint64{0, unix.RLIMIT_CPU, 0x7f0000001000, 0}},
 		{true, unix.SYS_KEYCTL, deny, nil}, {false, unix.SYS_ADD_KEY, deny, nil},
+		{false, unix.SYS_PRLIMIT64, allow, nil}, {true, unix.SYS_SETPRIORITY, allow, nil},
 	}
 	for _, tc := range cases {
 		prog, ok := filterFor(tc.readOnly)
 		if !ok {
 			t.Skip("no syscall table for this architecture")
+		}
+		if tc.args != nil {
+			// Another process's resources: its commands' filter
+			// (OwnProcessForCommand), not the brood child's own (it
+			// sets its children's limits).
+			prog = ownProcessFilter()
 		}
 		raw := make([]bpf.RawInstruction, len(prog))
 		for i, f := range prog {
