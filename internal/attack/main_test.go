@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(metaProbeEnv) != "" {
 		os.Exit(metaProbe(os.Args[1:]))
 	}
+	if arg := os.Getenv(hostProbeEnv); arg != "" {
+		os.Exit(hostProbe(arg))
+	}
 	if arg := os.Getenv(sleeperEnv); arg != "" {
 		os.Exit(execSleeper(arg))
 	}

@@ -38,6 +38,25 @@ func credentialStores() []string {
 		".python_history", ".psql_history", ".mysql_history", ".node_repl_history", ".sqlite_history",
 		".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
 		".config/Code/User/globalStorage", ".config/Slack",
+		// Red team 21 P2-5: more tools' tokens (Hugging Face, GitLab,
+		// Gemini, Copilot, cloudflared, nix, Bundler, Kaggle, ...) and
+		// the browser and mail profiles snap and flatpak keep.
+		".cache/huggingface/token", ".cache/huggingface/stored_tokens", ".huggingface",
+		".config/glab-cli", ".gemini", ".config/github-copilot", ".cloudflared",
+		".config/nix/nix.conf", ".local/share/nix", ".bundle/config", ".kaggle",
+		".config/ngrok", ".config/stripe", ".sentryclirc", ".config/pip/pip.conf", ".pip/pip.conf",
+		".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config", ".config/helm/repositories.yaml",
+		".minikube", ".ollama/id_ed25519", ".local/share/atuin", ".claude.json",
+		".config/gitlab-cli", ".config/heroku", ".netlify", ".config/netlify", ".vercel",
+		".config/vercel", ".config/firebase", ".config/twilio-cli", ".config/linode-cli",
+		".config/openai", ".config/anthropic", ".config/Postman", ".config/1Password",
+		".config/keybase", ".local/share/keybase", ".electrum", ".bitcoin", ".ethereum",
+		".thunderbird", ".mozilla-thunderbird", ".config/evolution", ".local/share/evolution",
+		".config/microsoft-edge", ".config/Microsoft", ".config/vivaldi", ".config/opera",
+		".config/discord", ".config/Signal", ".config/Element", ".config/teams-for-linux",
+		".local/share/TelegramDesktop", ".var/app", "snap/firefox", "snap/chromium",
+		"snap/thunderbird", ".config/Cursor/User/globalStorage",
+		".local/share/remmina", ".config/remmina", ".config/filezilla", ".wallet",
 	}
 }
 

@@ -227,6 +227,9 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	if err != nil {
 		return nil, err
 	}
+	// An IPC namespace of its own where its namespaces allow one; where
+	// not, start refuses it System V IPC (SharedIPCOnThread).
+	sandbox.OwnIPC(cmd)
 	spawntrace.Mark(ctx, "cgroup")
 	cmd.Env = spawntrace.Env(ctx, cmd.Env) // the child's marks count from the parent's start
 	pr := &proc{cmd: cmd, hold: h, pidfd: -1, exited: make(chan struct{})}
@@ -328,6 +331,10 @@ func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) e
 		// A confined root child's CAP_SYS_ADMIN, for its child's PID
 		// namespace, on this thread alone.
 		if err := sandbox.NamespacesOnThread(cmd); err != nil {
+			errc <- err
+			return
+		}
+		if err := sandbox.SharedIPCOnThread(cmd); err != nil {
 			errc <- err
 			return
 		}

@@ -61,6 +61,9 @@ func StartCommandWith(cmd *exec.Cmd, w Walls) (*Command, error) {
 	OnThrowawayThread(func() {
 		defer close(c.done)
 		err := NoIntrospectionForCommand()
+		if err == nil {
+			err = OwnProcessForCommand()
+		}
 		if err == nil && w.NoNetwork {
 			c.Held, err = NoNetworkForCommand()
 		} else if err == nil && w.NoUnixSockets {

@@ -12,7 +12,7 @@ import (
 
 // syscallsNote is what a confined child's Status says its syscall filter
 // denies beyond file metadata.
-const syscallsNote = "seccomp: mount, module, kexec, bpf, perf and io_uring syscalls and setuid/setgid modes denied"
+const syscallsNote = "seccomp: mount, module, kexec, bpf, perf, io_uring and keyring syscalls, other processes' limits and memory, and setuid/setgid modes denied"
 
 // capsNote is what a confined child's Status says of its capabilities when
 // it runs as root: the bounding set cut (a child started from a confined

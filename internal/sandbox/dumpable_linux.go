@@ -51,6 +51,18 @@ func StartMapped(cmd *exec.Cmd, start func() error) error {
 	if a == nil || (len(a.UidMappings) == 0 && len(a.GidMappings) == 0) {
 		return start()
 	}
+	if os.Geteuid() == 0 {
+		// Root owns a non-dumpable child's /proc files, and so writes its
+		// maps as it is: a root brood, non-dumpable too, is never made
+		// dumpable, and its starts do not wait for one another. A
+		// confined one still fails at once where it may not write there.
+		if v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err == nil && v == 0 {
+			if err := procWritable(); err != nil {
+				return err
+			}
+		}
+		return start()
+	}
 	dumpableMu.RLock()
 	if v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || v != 0 {
 		defer dumpableMu.RUnlock()

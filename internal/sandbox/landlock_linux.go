@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -416,7 +417,8 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	if l.fs {
 		// (Split here, when the rules are built: not for a layer
 		// without file-system rules.)
-		hidden = p.HiddenPaths()
+		// The devices too: a child reads /dev's data devices only.
+		hidden = append(slices.Clone(p.HiddenPaths()), devHidden(append(slices.Clone(p.Keep), p.Writable...))...)
 		attr.handledFS = writeAccess(abi)
 		if len(hidden) > 0 {
 			attr.handledFS |= unix.LANDLOCK_ACCESS_FS_READ_FILE

@@ -73,6 +73,9 @@ func NamespacesOnThread(cmd *exec.Cmd) error { return nil }
 // NoPtraceForChild has nothing to drop off Linux.
 func NoPtraceForChild() error { return nil }
 
+// OwnProcessForCommand has nothing to install off Linux.
+func OwnProcessForCommand() error { return nil }
+
 // NoIntrospectionForCommand has nothing to drop off Linux.
 func NoIntrospectionForCommand() error { return nil }
 
@@ -102,3 +105,9 @@ func BuildLayer(paths []string) (*Layer, error) { return nil, nil }
 
 // LayerForChild has nothing to pass off Linux.
 func LayerForChild(cmd *exec.Cmd, l *Layer) {}
+
+// OwnIPC does nothing off Linux.
+func OwnIPC(cmd *exec.Cmd) {}
+
+// SharedIPCOnThread has nothing to install off Linux.
+func SharedIPCOnThread(cmd *exec.Cmd) error { return nil }

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv(tsyncConflictEnv); ok {
 		os.Exit(tsyncConflictChild())
 	}
+	if pid, ok := os.LookupEnv(othersEnv); ok {
+		os.Exit(othersCheck(pid))
+	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
@@ -106,6 +109,9 @@ func runChild(pol string) int {
 	}
 	if strings.HasPrefix(cmdline, "modes ") {
 		return modesCheck(strings.TrimPrefix(cmdline, "modes "))
+	}
+	if strings.HasPrefix(cmdline, "others ") {
+		return othersCommand(strings.TrimPrefix(cmdline, "others "))
 	}
 	if strings.HasPrefix(cmdline, "raw ") {
 		return rawCheck(strings.Fields(cmdline)[1:])

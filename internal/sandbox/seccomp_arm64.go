@@ -36,6 +36,25 @@ func confinedSyscalls() []int {
 		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT,
 		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN,
 		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+		// Another process's memory and descriptors (Landlock's ptrace
+		// rule holds them too; this is where it does not apply).
+		unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_KCMP, unix.SYS_PIDFD_GETFD,
+		// The kernel keyrings: the session keyring a child inherits is
+		// the user's shell's (Kerberos KEYRING ccaches, keyctl-stored
+		// secrets), and a key added there outlives the child (red team
+		// 21 P2-3; Docker's default profile denies them too).
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	}
+}
+
+// othersSyscalls are the calls that change another process's resources
+// (othersArg): a confined child's commands make them on themselves only
+// (OwnProcessForCommand).
+func othersSyscalls() []othersArg {
+	return []othersArg{
+		{unix.SYS_PRLIMIT64, othersLimit},
+		{unix.SYS_SETPRIORITY, othersPrio},
+		{unix.SYS_IOPRIO_SET, othersPrio},
 	}
 }
 
@@ -45,5 +64,15 @@ func modeSyscalls() []modeArg {
 	return []modeArg{
 		{unix.SYS_FCHMOD, 1, -1}, {unix.SYS_FCHMODAT, 2, -1}, {unix.SYS_FCHMODAT2, 2, -1},
 		{unix.SYS_OPENAT, 3, 2}, {unix.SYS_MKDIRAT, 2, -1}, {unix.SYS_MKNODAT, 2, -1},
+	}
+}
+
+// sysvIPCSyscalls are System V IPC's calls but shmdt: a child in the
+// host's IPC namespace (sharedIPCFilter) makes none of them.
+func sysvIPCSyscalls() []int {
+	return []int{
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
 	}
 }

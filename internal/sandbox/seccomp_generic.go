@@ -16,3 +16,9 @@ func confinedSyscalls() []int { return nil }
 
 // modeSyscalls is empty where brood does not know the syscall table.
 func modeSyscalls() []modeArg { return nil }
+
+// othersSyscalls is empty where brood does not know the syscall table.
+func othersSyscalls() []othersArg { return nil }
+
+// sysvIPCSyscalls is empty where brood does not know the syscall table.
+func sysvIPCSyscalls() []int { return nil }

@@ -143,6 +143,119 @@ func modeFilter() []unix.SockFilter {
 		unix.SockFilter{Code: ret, K: nosys})
 }
 
+// othersArg is a call that takes another process's id (othersSyscalls):
+// nr and which check of its arguments holds it to the caller's own.
+type othersArg struct{ nr, kind int }
+
+const (
+	// othersLimit: prlimit64(pid, resource, new, old) with a new limit is
+	// refused for any pid but 0 (the caller): under a cgroup, the child's
+	// uid names every process of the user (as root: every root daemon),
+	// and `prlimit --pid P --cpu=1:1` kills P (red team 21 P1-2). Reading
+	// a limit (new NULL) stays allowed, as /proc/P/limits is.
+	othersLimit = iota
+	// othersPrio: setpriority and ioprio_set(which, who, ...) are refused
+	// for who other than 0 (the caller, its group) and for which the
+	// user (PRIO_USER, IOPRIO_WHO_USER: every process of the uid).
+	othersPrio
+)
+
+// prioUser and ioprioWhoUser are the "which" of setpriority and
+// ioprio_set that name every process of a user.
+const (
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+)
+
+// OwnProcessForCommand puts the calling thread, when it is under
+// no_new_privs (a confined child's: its own brood process sets its
+// children's limits, pool.hold, so the rule is its commands'), under a
+// filter that holds othersSyscalls to the caller (othersFilter), for a
+// command a child runs for the model (StartCommandWith: Bash, its hooks
+// and MCP servers), which keeps it across every exec. Elsewhere (a root's
+// own commands) it changes nothing. As with RestrictForChild, the thread
+// must be locked and must die afterwards.
+func OwnProcessForCommand() error {
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		return nil
+	}
+	prog := ownProcessFilter()
+	if len(prog) == 0 {
+		return nil
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); errno != 0 {
+		return fmt.Errorf("sandbox: seccomp filter for a command (other processes' limits): %w", errno)
+	}
+	return nil
+}
+
+// ownProcessFilter is OwnProcessForCommand's program: a foreign ABI's
+// calls and othersFilter's are EPERM, the rest is left to the filters
+// beside it. Nil where brood knows no syscall table.
+func ownProcessFilter() []unix.SockFilter {
+	body := othersFilter()
+	if len(body) == 0 {
+		return nil
+	}
+	prog := append([]unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}, // arch
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, Jf: 0, K: nativeArch},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+	}, body...)
+	return append(prog, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW})
+}
+
+// othersFilter is OwnProcessForCommand's rules: it holds othersSyscalls
+// to the caller. It loads the syscall number first and leaves it loaded.
+func othersFilter() []unix.SockFilter {
+	const (
+		ld      = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret     = unix.BPF_RET | unix.BPF_K
+		deny    = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		offNR   = 0
+		offArgs = 16 // args[i] at 16+8i; its low 32 bits first (little endian)
+	)
+	lo := func(i int) uint32 { return uint32(offArgs + 8*i) }
+	hi := func(i int) uint32 { return uint32(offArgs + 8*i + 4) }
+	var prog []unix.SockFilter
+	for _, o := range othersSyscalls() {
+		// Each block jumps to its own end (the next block) when the call
+		// is another one or names the caller.
+		switch o.kind {
+		case othersLimit:
+			prog = append(prog,
+				unix.SockFilter{Code: ld, K: offNR},
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 7, K: uint32(o.nr)},
+				unix.SockFilter{Code: ld, K: lo(0)}, // pid (an int: the low half)
+				unix.SockFilter{Code: jeq, Jt: 5, Jf: 0, K: 0},
+				unix.SockFilter{Code: ld, K: lo(2)}, // the new limit's pointer
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 2, K: 0},
+				unix.SockFilter{Code: ld, K: hi(2)},
+				unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+				unix.SockFilter{Code: ret, K: deny})
+		case othersPrio:
+			user := uint32(prioUser)
+			if o.nr == unix.SYS_IOPRIO_SET {
+				user = ioprioWhoUser
+			}
+			prog = append(prog,
+				unix.SockFilter{Code: ld, K: offNR},
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 5, K: uint32(o.nr)},
+				unix.SockFilter{Code: ld, K: lo(0)}, // which
+				unix.SockFilter{Code: jeq, Jt: 2, Jf: 0, K: user},
+				unix.SockFilter{Code: ld, K: lo(1)}, // who
+				unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+				unix.SockFilter{Code: ret, K: deny})
+		}
+	}
+	if len(prog) > 0 {
+		prog = append(prog, unix.SockFilter{Code: ld, K: offNR})
+	}
+	return prog
+}
+
 // installFilter puts the calling thread under filterFor(readOnly). The
 // thread must already have no_new_privs. Without TSYNC on purpose: like the
 // Landlock domain, it is for the thread a child is started from (and for

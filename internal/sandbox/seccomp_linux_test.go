@@ -262,16 +262,39 @@ func TestFilterProgramAnswers(t *testing.T) {
 		readOnly bool
 		nr       uint32
 		want     uint32
+		args     []uint64
 	}{
-		{true, unix.SYS_FILE_SETATTR, deny}, {false, unix.SYS_FILE_SETATTR, allow},
-		{true, unix.SYS_OPEN_TREE_ATTR, deny}, {false, unix.SYS_OPEN_TREE_ATTR, deny},
-		{true, lastReviewed + 1, nosys}, {false, lastReviewed + 1, nosys}, {false, 4000, nosys},
-		{true, unix.SYS_GETPID, allow}, {false, unix.SYS_READ, allow},
+		{true, unix.SYS_FILE_SETATTR, deny, nil}, {false, unix.SYS_FILE_SETATTR, allow, nil},
+		{true, unix.SYS_OPEN_TREE_ATTR, deny, nil}, {false, unix.SYS_OPEN_TREE_ATTR, deny, nil},
+		{true, lastReviewed + 1, nosys, nil}, {false, lastReviewed + 1, nosys, nil}, {false, 4000, nosys, nil},
+		{true, unix.SYS_GETPID, allow, nil}, {false, unix.SYS_READ, allow, nil},
+		// Another process's resources (othersFilter): the user's every
+		// process (which PRIO_USER, IOPRIO_WHO_USER, who 0: the caller's
+		// uid), another pid, a new limit's pointer in its high half.
+		{false, unix.SYS_SETPRIORITY, deny, []uint64{unix.PRIO_USER, 0, 19}},
+		{true, unix.SYS_SETPRIORITY, deny, []uint64{unix.PRIO_PROCESS, 4242, 19}},
+		{false, unix.SYS_SETPRIORITY, allow, []uint64{unix.PRIO_PROCESS, 0, 19}},
+		{false, unix.SYS_SETPRIORITY, allow, []uint64{unix.PRIO_PGRP, 0, 19}},
+		{false, unix.SYS_IOPRIO_SET, deny, []uint64{3, 0, 3 << 13}},
+		{true, unix.SYS_IOPRIO_SET, deny, []uint64{1, 4242, 3 << 13}},
+		{false, unix.SYS_IOPRIO_SET, allow, []uint64{1, 0, 3 << 13}},
+		{false, unix.SYS_PRLIMIT64, deny, []uint64{4242, unix.RLIMIT_CPU, 0x7f0000001000, 0}},
+		{false, unix.SYS_PRLIMIT64, deny, []uint64{4242, unix.RLIMIT_CPU, 0x100000000, 0}},
+		{true, unix.SYS_PRLIMIT64, allow, []uint64{4242, unix.RLIMIT_CPU, 0, 0x7f0000001000}},
+		{false, unix.SYS_PRLIMIT64, allow, []uint64{0, unix.RLIMIT_CPU, 0x7f0000001000, 0}},
+		{true, unix.SYS_KEYCTL, deny, nil}, {false, unix.SYS_ADD_KEY, deny, nil},
+		{false, unix.SYS_PRLIMIT64, allow, nil}, {true, unix.SYS_SETPRIORITY, allow, nil},
 	}
 	for _, tc := range cases {
 		prog, ok := filterFor(tc.readOnly)
 		if !ok {
 			t.Skip("no syscall table for this architecture")
+		}
+		if tc.args != nil {
+			// Another process's resources: its commands' filter
+			// (OwnProcessForCommand), not the brood child's own (it
+			// sets its children's limits).
+			prog = ownProcessFilter()
 		}
 		raw := make([]bpf.RawInstruction, len(prog))
 		for i, f := range prog {
@@ -291,9 +314,15 @@ func TestFilterProgramAnswers(t *testing.T) {
 		data := make([]byte, 64)
 		binary.BigEndian.PutUint32(data[0:], tc.nr)
 		binary.BigEndian.PutUint32(data[4:], nativeArch)
+		for i, a := range tc.args {
+			// args[i]: its low half first, as the kernel lays it out
+			// on a little-endian machine.
+			binary.BigEndian.PutUint32(data[16+8*i:], uint32(a))
+			binary.BigEndian.PutUint32(data[20+8*i:], uint32(a>>32))
+		}
 		got, err := vm.Run(data)
 		if err != nil || uint32(got) != tc.want {
-			t.Errorf("read-only %v, syscall %d: %#x (%v), want %#x", tc.readOnly, tc.nr, got, err, tc.want)
+			t.Errorf("read-only %v, syscall %d %v: %#x (%v), want %#x", tc.readOnly, tc.nr, tc.args, got, err, tc.want)
 		}
 	}
 }
