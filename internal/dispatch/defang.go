@@ -53,8 +53,10 @@ func isOpen(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '<'
 	}
-	f := fold(r)
-	return f == "<" || strings.ContainsRune("‹\u2329〈⟨❮˂ᐸ﹤≺⋖〈❬❰⧼⦑⧀⟪《«", r)
+	// The runes that fold to "<" (every rune checked against fold, Unicode
+	// 13's confusables), and the angle brackets that read as one.
+	return strings.ContainsRune("\u02c2\u1438\u16b2\u2039\u226e\u276e\ufe64\uff1c\U0001d236", r) ||
+		strings.ContainsRune("‹\u2329〈⟨❮˂ᐸ﹤≺⋖〈❬❰⧼⦑⧀⟪《«", r)
 }
 
 // forgedTagAt reports whether s[i:] reads as "/subagent-result" or
