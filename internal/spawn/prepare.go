@@ -175,14 +175,16 @@ func (d *Dispatcher) createTaskDir(req call.Spec) (string, *taskdir.Dir, error) 
 func (d *Dispatcher) writeNewRecords(env *dispatch.Envelope, def *registry.Definition, req call.Spec, td *taskdir.Dir) (*taskdir.Durable, error) {
 	own := ownerOf(env, def, req)
 	own.Session, own.Version = cmp.Or(req.Session, d.cfg.Session), dispatch.OwnerVersion
-	// What a listing shows and a user pastes carries no secret the model
-	// put in the call (secrets.md): the owner record's texts, and the
-	// envelope's description. The brief the child works from stays whole
-	// in its envelope; a resume rebuilds it from the record, markers and
-	// all, as its transcript has them.
+	// What is recorded on disk carries no secret the model put in the call
+	// (secrets.md): the owner record's texts, and the envelope's (its
+	// description, prompt, brief, context and system text). The child
+	// works from the markers, as its transcript would show them; a brief
+	// never needs a secret's value (the child asks for a variable by name),
+	// and a resume rebuilds it from the record, markers and all.
 	if redact := d.cfg.Redact; redact != nil {
-		own.Description, own.Brief, own.Context = redact(own.Description), redact(own.Brief), redact(own.Context)
-		env.HandoffReason = redact(env.HandoffReason)
+		own.Description, own.Brief, own.Context, own.System = redact(own.Description), redact(own.Brief), redact(own.Context), redact(own.System)
+		env.HandoffReason, env.Prompt, env.Brief = redact(env.HandoffReason), redact(env.Prompt), redact(env.Brief)
+		env.Context, env.System = redact(env.Context), redact(env.System)
 	}
 	// In place at once (every process reads it; a crash of brood loses
 	// nothing), on disk in the background: record waits for that before it

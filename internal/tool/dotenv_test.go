@@ -134,6 +134,12 @@ func TestURLTokenUserRedacted(t *testing.T) {
 		"template postgres://app:${DB_PASSWORD}@db/x":                     "template postgres://app:${DB_PASSWORD}@db/x",
 		"ssh://git@github.com/o/r and https://deploy-bot@ci.example.com/": "ssh://git@github.com/o/r and https://deploy-bot@ci.example.com/",
 		"mail alice%40corp.example.com@host via https://a.example.com/":   "mail alice%40corp.example.com@host via https://a.example.com/",
+		// A comma ends a host:port; a service's long name with separators
+		// is a name; a known token prefix is a token, short or long.
+		"see http://example.com:8080,admin@example.org":         "see http://example.com:8080,admin@example.org",
+		"ssh://deploy-bot-12345678901234567@host":               "ssh://deploy-bot-12345678901234567@host",
+		"https://jenkins-user-01-2024-build@ci.example.com/j/x": "https://jenkins-user-01-2024-build@ci.example.com/j/x",
+		"https://ghp_A1b2C3d4E5f6@github.com/o/r":               "https://[REDACTED:url-credentials]@github.com/o/r",
 	} {
 		if got := r.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

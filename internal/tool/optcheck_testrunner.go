@@ -65,7 +65,7 @@ func goTestOutside(args []shWord, ws string) []risk {
 		}
 	}
 	if sub == "test" {
-		out = append(out, goModOutside(ws)...)
+		out = append(out, goModOutside(ws, ws)...)
 	}
 	return out
 }

@@ -50,6 +50,9 @@ func cmdRisk(allow []Rule, c call, part string, args []shWord, depth int) (Rule,
 		if !bad && r.builtin && len(args) > 0 && programName(args[0].text) == "git" {
 			rk, bad = builtinGitRisk(c)
 		}
+		if !bad && len(args) > 0 && programName(args[0].text) == "go" {
+			rk, bad = goCdRisk(c, args)
+		}
 		if !bad {
 			return Rule{}, risk{}, false
 		}

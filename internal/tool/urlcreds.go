@@ -32,6 +32,7 @@ func urlUserinfos(s string) []urlUserinfo {
 		if end := strings.IndexAny(auth, "/?#\n\t \"'<>`"); end >= 0 {
 			auth = auth[:end]
 		}
+		auth = cutAtHostComma(auth)
 		last := strings.LastIndexByte(auth, '@')
 		if last <= 0 {
 			continue
@@ -61,17 +62,30 @@ func urlPasswords(s string) (userinfo, password []string) {
 // minTokenUser is the shortest user name taken for a token.
 const minTokenUser = 20
 
+// tokenPrefixes begin the tokens of known services, taken for tokens
+// whatever their length or alphabet.
+const tokenPrefixes = "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_ glpat- xoxa- xoxb- xoxp- xoxo- xoxr- xoxs- xapp-"
+
 // tokenUser reports whether a URL's user name (with no password) looks
 // like a credential rather than a person's or a service's name: a token
 // given as the user (https://TOKEN@github.com/o/r, as git and GitLab take
-// one): 20 characters or more of a token's alphabet, letters and digits
-// both. "git", "alice", "deploy-bot" and an e-mail address (its @
+// one): a known service's prefix (ghp_, github_pat_, glpat-, xoxb- ...),
+// or 20 characters or more of letters and digits only, both, and varied
+// (12 distinct or more). "git", "alice", "deploy-bot-12345678901234567",
+// "jenkins-user-01-2024-build" and an e-mail address (its @
 // percent-encoded) are names.
 func tokenUser(u string) bool {
+	for _, p := range strings.Fields(tokenPrefixes) {
+		if strings.HasPrefix(u, p) && len(u) > len(p)+8 {
+			return true
+		}
+	}
 	if len(u) < minTokenUser {
 		return false
 	}
 	letter, digit := false, false
+	var seen [128]bool
+	distinct := 0
 	for i := 0; i < len(u); i++ {
 		c := u[i]
 		switch {
@@ -79,12 +93,29 @@ func tokenUser(u string) bool {
 			letter = true
 		case c >= '0' && c <= '9':
 			digit = true
-		case c == '_' || c == '-' || c == '.' || c == '~' || c == '+' || c == '/' || c == '=':
 		default:
 			return false
 		}
+		if !seen[c] {
+			seen[c], distinct = true, distinct+1
+		}
 	}
-	return letter && digit
+	return letter && digit && distinct >= 12
+}
+
+// cutAtHostComma is auth up to a comma that ends a host or host:port
+// (http://example.com:8080,admin@example.org is a list, not a user
+// "example.com:8080,admin"); a comma after a user:password's colon stays.
+func cutAtHostComma(auth string) string {
+	c := strings.IndexByte(auth, ',')
+	if c < 0 {
+		return auth
+	}
+	host, port, hasPort := strings.Cut(auth[:c], ":")
+	if strings.Contains(host, "@") || hasPort && strings.Trim(port, "0123456789") != "" {
+		return auth
+	}
+	return auth[:c]
 }
 
 func isSchemeChar(c byte) bool {

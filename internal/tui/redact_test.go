@@ -106,3 +106,34 @@ func TestScreenRedactsSecrets(t *testing.T) {
 		t.Errorf("the prompt history keeps the secret: %s", hist)
 	}
 }
+
+// TestNarrowScreenRedactsBeforeTheCut: in a narrow window a subagent's
+// description, its progress and a notice are cut to the width before they
+// are drawn; a secret they hold must be redacted before that cut (the
+// engine's messages are: redactMsg), as a cut secret's start no longer
+// reads as the secret when the frame's lines are redacted.
+func TestNarrowScreenRedactsBeforeTheCut(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DEPLOY_TOKEN="+dotenvSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	h := newHarnessWith(t, "agents:\n  root:\n    - say: \"done\"\n", dir, func(cfg *Config) {
+		cfg.Redact = tool.NewProjectRedactor([]string{"GITHUB_TOKEN=" + envSecret}, dir).Redact
+		cfg.Getenv = func(k string) string { return map[string]string{"XDG_STATE_HOME": state}[k] }
+	})
+	const id = "01KBAAAAAAAAAAAAAAAANARR01"
+	for _, width := range []int{28, 34, 40} {
+		h.resize(width, 30)
+		h.m.Update(dispatchMsg{spawn.Event{Type: "dispatch_start", TaskID: id, Agent: "explore", Depth: 1, Description: "chk " + dotenvSecret + " " + envSecret}})
+		h.m.Update(dispatchMsg{spawn.Event{Type: "progress", TaskID: id, Agent: "explore", Tools: []string{"Bash " + envSecret}}})
+		h.m.Update(noticeMsg{text: "hook: " + dotenvSecret})
+		h.m.tree.expanded[id] = true
+		f := h.m.frame()
+		for _, s := range []string{dotenvSecret, envSecret} {
+			if strings.Contains(f, s[:9]) {
+				t.Errorf("at width %d the frame shows the start of a secret %q:\n%s", width, s, f)
+			}
+		}
+	}
+}

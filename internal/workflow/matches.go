@@ -17,7 +17,9 @@ const maxMatchPattern = 4 << 20
 // check of a call's prompt, whoever completed the workflow task):
 //
 //   - a hole of the user's values (inputs..., an each's item over the
-//     inputs) the value the signed inputs give it, exactly; with no
+//     inputs) the value the signed inputs give it, exactly (past
+//     maxAltValues values, a lazy group looked up in their set: a brief
+//     whose split is ambiguous is refused, never wrongly taken); with no
 //     inputs signed, any text without a subagent-result tag in it;
 //   - round and vote, a number;
 //   - an agent's value (an earlier phase's or task's output, prev, seen,
@@ -32,7 +34,38 @@ func PromptMatches(p *Plan, tmpl, text string, inputs map[string]any) bool {
 	if err != nil {
 		return tmpl == text
 	}
-	own := ownValues(p, inputs)
+	pattern, checks, ok := matchPattern(t, ownValues(p, inputs))
+	if !ok {
+		return false
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return false
+	}
+	m := re.FindStringSubmatchIndex(text)
+	if m == nil {
+		return false
+	}
+	// Every group that took part holds no tag: a block's body cannot
+	// close the block early and speak as the plan.
+	for g := 1; g < len(m)/2 && g-1 < len(checks); g++ {
+		if m[2*g] >= 0 && !checks[g-1](text[m[2*g]:m[2*g+1]]) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxAltValues is the most values a hole's alternation lists: past it
+// the hole is one lazy group whose text must be one of them (a set
+// lookup), so a submitter's long list (18k items) costs the worker a
+// match linear in the prompt, not one per item at each position.
+const maxAltValues = 64
+
+// matchPattern is the anchored pattern a brief of template t matches, the
+// check of each capture group in order, and ok unset past maxMatchPattern
+// or for a hole nothing may fill.
+func matchPattern(t *Template, own func(Selector) ([]string, bool)) (string, []func(string) bool, bool) {
 	var b strings.Builder
 	b.WriteString(`^`)
 	var checks []func(string) bool // per capture group, in order
@@ -43,14 +76,14 @@ func PromptMatches(p *Plan, tmpl, text string, inputs map[string]any) bool {
 		}
 		sel := *part.sel
 		var alts []string
-		if vals, ok := own(sel); ok {
-			if vals == nil {
-				alts = append(alts, `((?s:.*?))`)
-				checks = append(checks, tagless)
-			} else {
-				for _, v := range vals {
-					alts = append(alts, regexp.QuoteMeta(v))
-				}
+		vals, isOwn := own(sel)
+		switch {
+		case isOwn && vals == nil:
+			alts = append(alts, `((?s:.*?))`)
+			checks = append(checks, tagless)
+		case isOwn && len(vals) <= maxAltValues:
+			for _, v := range vals {
+				alts = append(alts, regexp.QuoteMeta(v))
 			}
 		}
 		if sel.Root == "round" || sel.Root == "vote" {
@@ -67,31 +100,30 @@ func PromptMatches(p *Plan, tmpl, text string, inputs map[string]any) bool {
 				`null|true|false|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?`)
 			checks = append(checks, tagless)
 		}
+		if isOwn && len(vals) > maxAltValues {
+			// Last, so an agent's block is tried first.
+			alts = append(alts, `((?s:.*?))`)
+			checks = append(checks, oneOf(vals))
+		}
 		if len(alts) == 0 {
-			return false
+			return "", nil, false
 		}
 		b.WriteString(`(?:` + strings.Join(alts, `|`) + `)`)
 		if b.Len() > maxMatchPattern {
-			return false
+			return "", nil, false
 		}
 	}
 	b.WriteString(`$`)
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return false
+	return b.String(), checks, true
+}
+
+// oneOf reports whether a text is one of vals.
+func oneOf(vals []string) func(string) bool {
+	set := make(map[string]bool, len(vals))
+	for _, v := range vals {
+		set[v] = true
 	}
-	m := re.FindStringSubmatchIndex(text)
-	if m == nil {
-		return false
-	}
-	// Every group that took part holds no tag: a block's body cannot
-	// close the block early and speak as the plan.
-	for g := 1; g < len(m)/2 && g-1 < len(checks); g++ {
-		if m[2*g] >= 0 && !checks[g-1](text[m[2*g]:m[2*g+1]]) {
-			return false
-		}
-	}
-	return true
+	return func(s string) bool { return set[s] }
 }
 
 // tagless reports whether s holds no subagent-result tag, as Defang
