@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Renderer shows a run's events: in text mode the answer on stdout and a
@@ -33,6 +34,12 @@ type Renderer struct {
 	printed  bool // the answer is on stdout
 
 	redact   func(string) string // json mode: every line's strings (see Redacting)
+	secrets  *tool.Redactor      // redact's
+	// text is json mode's text events, redacted across their joins (a
+	// secret the model streams in pieces goes out as its marker, never in
+	// parts: tool.Stream; red team 21 P2-9); textEv is the last one's.
+	text   *tool.Stream
+	textEv agent.Event
 	progress *Progress           // text mode: the subagents' progress lines
 }
 
@@ -73,10 +80,35 @@ func (r *Renderer) Start(info Info) {
 }
 
 // Redacting makes every JSON line r writes (json mode) pass through
-// redact, and returns r: such a line leaves this process for a program.
-func (r *Renderer) Redacting(redact func(string) string) *Renderer {
-	r.redact = redact
+// red, and returns r: such a line leaves this process for a program.
+// The model's text events are redacted across their joins.
+func (r *Renderer) Redacting(red *tool.Redactor) *Renderer {
+	r.redact, r.secrets = red.Redact, red
 	return r
+}
+
+// jsonText sends a text event's settled part (json mode), holding back
+// what may be the start of a secret.
+func (r *Renderer) jsonText(ev agent.Event) {
+	if r.text == nil {
+		r.text = r.secrets.Stream()
+	}
+	r.textEv = ev
+	if ev.Text = r.text.Push(ev.Text); ev.Text != "" {
+		r.line(ev)
+	}
+}
+
+// jsonTextFlush sends what the text events hold back (json mode), before
+// any other line.
+func (r *Renderer) jsonTextFlush() {
+	if r.text == nil {
+		return
+	}
+	ev := r.textEv
+	if ev.Text = r.text.Flush(); ev.Text != "" {
+		r.line(ev)
+	}
 }
 
 func (r *Renderer) line(v any) {
@@ -101,7 +133,12 @@ func (r *Renderer) DispatchEvent(ev spawn.Event) {
 func (r *Renderer) Event(ev agent.Event) {
 	if r.json {
 		switch ev.Type {
-		case agent.EvDone:
+		case agent.EvText:
+			r.jsonText(ev)
+			return
+		}
+		r.jsonTextFlush()
+		if ev.Type == agent.EvDone {
 			return // done() prints the result
 		}
 		r.line(ev)
@@ -210,6 +247,7 @@ func (r *Renderer) flushThought() {
 func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	children := t.Children
 	if r.json {
+		r.jsonTextFlush()
 		r.line(map[string]any{
 			"type": "result", "status": o.Status, "text": o.Text, "turns": o.Turns,
 			"usage": o.Usage, "child_usage": children, "error": o.Error, "session": sessionPath,
