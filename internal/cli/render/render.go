@@ -33,14 +33,14 @@ type Renderer struct {
 	streamed bool // this turn's text has gone to stdout already (live)
 	printed  bool // the answer is on stdout
 
-	redact   func(string) string // json mode: every line's strings (see Redacting)
-	secrets  *tool.Redactor      // redact's
+	redact  func(string) string // json mode: every line's strings (see Redacting)
+	secrets *tool.Redactor      // redact's
 	// text is json mode's text events, redacted across their joins (a
 	// secret the model streams in pieces goes out as its marker, never in
 	// parts: tool.Stream; red team 21 P2-9); textEv is the last one's.
-	text   *tool.Stream
-	textEv agent.Event
-	progress *Progress           // text mode: the subagents' progress lines
+	text     *tool.Stream
+	textEv   agent.Event
+	progress *Progress // text mode: the subagents' progress lines
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
