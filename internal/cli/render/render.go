@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/spawn"
@@ -163,21 +162,21 @@ func (r *Renderer) Event(ev agent.Event) {
 	case agent.EvToolCall:
 		r.endStreamedTurn()
 		r.flushThought()
-		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(ev.Input))
+		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(r.err, ev.Input))
 	case agent.EvToolResult:
 		if ev.IsError {
-			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, cmdutil.FirstLine(ev.Text, 160))
+			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, firstLine(r.err, ev.Text, 160))
 		}
 	case agent.EvServerTool:
 		if ev.Part != nil && ev.Part.Type == model.PartServerToolUse {
 			r.endStreamedTurn()
 			r.flushThought()
-			fmt.Fprintf(r.err, "  ▸ %s %s (at the provider)\n", ev.Tool, summarizeInput(ev.Input))
+			fmt.Fprintf(r.err, "  ▸ %s %s (at the provider)\n", ev.Tool, summarizeInput(r.err, ev.Input))
 		}
 	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
 		fmt.Fprintf(r.err, "  ! %s: %s\n", ev.Type, ev.Text)
 	case agent.EvInjected:
-		fmt.Fprintf(r.err, "  ✉ %s\n", cmdutil.FirstLine(ev.Text, 160))
+		fmt.Fprintf(r.err, "  ✉ %s\n", firstLine(r.err, ev.Text, 160))
 	case agent.EvTurn:
 		r.endStreamedTurn()
 		r.pending.Reset()
@@ -238,7 +237,7 @@ func (r *Renderer) printAnswer(text string) {
 // flushThought prints the text the model said before calling tools.
 func (r *Renderer) flushThought() {
 	if t := strings.TrimSpace(r.pending.String()); t != "" {
-		fmt.Fprintf(r.err, "· %s\n", cmdutil.FirstLine(t, 200))
+		fmt.Fprintf(r.err, "· %s\n", firstLine(r.err, t, 200))
 	}
 	r.pending.Reset()
 }
@@ -277,15 +276,16 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	}
 }
 
-// summarizeInput renders a tool call's input as a short label.
-func summarizeInput(raw json.RawMessage) string {
+// summarizeInput renders a tool call's input as a short label for w,
+// redacted before it is cut.
+func summarizeInput(w io.Writer, raw json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
 	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "query"} {
 		if v, ok := m[k].(string); ok && v != "" {
-			return cmdutil.FirstLine(v, 100)
+			return firstLine(w, v, 100)
 		}
 	}
 	return ""
