@@ -116,3 +116,20 @@ func TestTasksLogRedactsWhatTheChildWrote(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksOutputRedactsWhatTheChildWrote: `tasks output` passes the
+// child's result through this process's redactor (red team 21 P2-2).
+func TestTasksOutputRedactsWhatTheChildWrote(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "README_TOKEN=\"The README says\"\n")
+	for _, args := range [][]string{{"tasks", "output", id}, {"tasks", "output", "--json", id}} {
+		code, out, errOut := p.Brood(args...)
+		if code != 0 {
+			t.Fatalf("%v: code %d, stderr %q", args, code, errOut)
+		}
+		if strings.Contains(out, "The README says") || !strings.Contains(out, "[REDACTED:.env:README_TOKEN]") {
+			t.Errorf("%v: want the marker, not the value:\n%s", args, out)
+		}
+	}
+}
