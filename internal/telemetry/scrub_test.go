@@ -2,12 +2,12 @@ package telemetry_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"net/http/httptest"
 
 	"github.com/broodhq/brood/internal/testbrood"
 )
