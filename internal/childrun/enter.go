@@ -99,6 +99,7 @@ func (c *Confined) Run(ctx context.Context, cfg ChildConfig) error {
 		// at its first use (the started event below, past the sandbox).
 		cfg.Redactor = tool.NewChildRedactor(os.Environ(), c.passed, projectRoots(env)...)
 	}
+	cfg.Telemetry.SetRedact(cfg.Redactor.Redact) // its spans know what its parent passed too
 	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redactor.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 

@@ -229,6 +229,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	if len(also) > 0 {
 		j.env.Notes = append(j.env.Notes, "also changed during its run by this run's own hooks (it may have changed them too): "+strings.Join(also, ", "))
 	}
+	if s.before != nil {
+		if locks := leftGitLocks(env.Workspace, j.lg.Started); len(locks) > 0 {
+			j.env.Notes = append(j.env.Notes, "left git lock files, which make the next git commit fail: "+strings.Join(locks, ", ")+" (remove them once no git of yours runs)")
+		}
+	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
 	fails = append(fails, unsure...) // what the parent could not compare: never done

@@ -125,7 +125,7 @@ func (s *Span) EndAgent(status string, u Usage, errText string) {
 	s.span.SetAttributes(append(u.attrs(), attribute.String(KeyTaskStatus, status))...)
 	if errText != "" || failed(status) {
 		s.span.SetAttributes(attribute.String(KeyErrorType, cmp.Or(errorStatus(status), "_OTHER")))
-		s.span.SetStatus(codes.Error, textline.Line(cmp.Or(errText, "the run ended "+status), 200))
+		s.span.SetStatus(codes.Error, textline.Line(s.t.scrub.String(cmp.Or(errText, "the run ended "+status)), 200))
 	}
 	s.span.End()
 }
@@ -244,7 +244,7 @@ func (s *Span) EndTool(isError bool, msg string) {
 	}
 	if isError && !s.failedChild.Load() {
 		s.span.SetAttributes(attribute.String(KeyErrorType, "tool_error"))
-		s.span.SetStatus(codes.Error, textline.Line(msg, 200))
+		s.span.SetStatus(codes.Error, textline.Line(s.t.scrub.String(msg), 200)) // redacted before the cut
 	}
 	s.span.End()
 }

@@ -36,6 +36,7 @@ type Telemetry struct {
 	ccSessions metric.Int64Counter   // claude_code.session.count
 	prices     price.Table
 	closers    []func(context.Context) error
+	scrub      *Scrub // redacts every span before export (scrub.go)
 }
 
 // Config decides from the environment whether and how to export.

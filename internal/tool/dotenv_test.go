@@ -154,3 +154,25 @@ func TestURLTokenUserRedacted(t *testing.T) {
 		t.Errorf("an agent that asks for REPO_URL by name does not get it: %q", got)
 	}
 }
+
+// TestURLPasswordWithRawSlash: a URL password written with a raw "/" (a
+// base64 one) is read leniently: the variable is withheld from children
+// and the password redacted (red team 21 P3-1); a port and a path's "@"
+// are not taken for one.
+func TestURLPasswordWithRawSlash(t *testing.T) {
+	const url = "postgres://app:Zx9k/Qw8+Lk7mP2=@db.internal:5432/x"
+	r := NewRedactor([]string{"DATABASE_URL=" + url, "SITE_URL=https://example.com:8443/users/@alice", "DOCS_URL=https://example.com/a@b"})
+	for in, want := range map[string]string{
+		"root sees " + url:                      "root sees [REDACTED:DATABASE_URL]",
+		"pw Zx9k/Qw8+Lk7mP2= here":              "pw [REDACTED:DATABASE_URL] here",
+		"https://example.com:8443/users/@alice": "https://example.com:8443/users/@alice",
+	} {
+		if got := r.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	env := []string{"DATABASE_URL=" + url, "SITE_URL=https://example.com:8443/users/@alice", "DOCS_URL=https://example.com/a@b"}
+	if got, want := ChildEnviron(env, nil), env[1:]; !slices.Equal(got, want) {
+		t.Errorf("ChildEnviron = %q, want %q", got, want)
+	}
+}

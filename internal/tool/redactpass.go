@@ -1,9 +1,11 @@
 package tool
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/sandbox"
@@ -30,13 +32,33 @@ func (r *Redactor) passedSecrets() []passedSecret {
 	r.ready()
 	out := make([]passedSecret, 0, min(len(r.secrets), maxPassedCount))
 	total := 0
-	for _, sv := range r.secrets {
+	for _, sv := range passOrder(r.secrets) {
 		if len(sv.value) > maxPassedValue || total+len(sv.value) > maxPassedTotal || len(out) == maxPassedCount {
 			continue // still redacted here; the child knows it only if it reads it
 		}
 		total += len(sv.value)
 		out = append(out, passedSecret{sv.label, sv.value})
 	}
+	return out
+}
+
+// passOrder is the order in which the caps are filled: the environment's
+// values (the user's GITHUB_TOKEN, the provider keys, URL passwords)
+// before any .env value, shortest first within each, so that a
+// repository's .env of many long values cannot crowd the user's own
+// secrets out of what a child knows (red team 21 P2-2: 64 values of 4 KiB
+// filled the 256 KiB, and the child wrote the token in clear).
+func passOrder(secrets []secretVar) []secretVar {
+	out := slices.Clone(secrets)
+	slices.SortStableFunc(out, func(a, b secretVar) int {
+		if ae, be := strings.HasPrefix(a.label, ".env:"), strings.HasPrefix(b.label, ".env:"); ae != be {
+			if be {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(len(a.value), len(b.value))
+	})
 	return out
 }
 

@@ -28,11 +28,7 @@ func urlUserinfos(s string) []urlUserinfo {
 		if at == 0 || !isSchemeChar(s[at-1]) {
 			continue
 		}
-		auth := s[from:]
-		if end := strings.IndexAny(auth, "/?#\n\t \"'<>`"); end >= 0 {
-			auth = auth[:end]
-		}
-		auth = cutAtHostComma(auth)
+		auth := cutAtHostComma(authority(s[from:]))
 		last := strings.LastIndexByte(auth, '@')
 		if last <= 0 {
 			continue
@@ -116,6 +112,44 @@ func cutAtHostComma(auth string) string {
 		return auth
 	}
 	return auth[:c]
+}
+
+// authority is the authority at the start of rest (what follows "://"):
+// up to the first / ? # or blank, as net/url reads it, or, read
+// leniently, past a raw "/" in a password (postgres://app:Zx9k/Qw8=@db/x,
+// as a generated base64 password is often written): when the text before
+// the first "/" is user:password (after the ":" something other than a
+// port's digits) and an "@" follows before a blank, "?" or "#", it is
+// that "@"'s userinfo (red team 21 P3-1).
+func authority(rest string) string {
+	end := strings.IndexAny(rest, "/?#\n\t \"'<>`")
+	if end < 0 || rest[end] != '/' {
+		if end < 0 {
+			return rest
+		}
+		return rest[:end]
+	}
+	head := rest[:end]
+	_, pw, ok := strings.Cut(head, ":")
+	if !ok || strings.Contains(head, "@") || pw == "" || strings.Trim(pw, "0123456789") == "" {
+		return head
+	}
+	tail := rest[end:]
+	if stop := strings.IndexAny(tail, "?#\n\t \"'<>`"); stop >= 0 {
+		tail = tail[:stop]
+	}
+	at := strings.IndexByte(tail, '@')
+	if at < 0 {
+		return head
+	}
+	host := tail[at+1:]
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	if host == "" {
+		return head
+	}
+	return rest[:end+at+1+len(host)]
 }
 
 func isSchemeChar(c byte) bool {

@@ -43,6 +43,7 @@ func (f *Factory) StartTelemetry(ctx context.Context) (*telemetry.Telemetry, fun
 	if p, err := f.Prices(); err == nil {
 		t.SetPrices(p) // the cost metrics at the settings' [prices]
 	}
+	t.SetRedact(f.Redactor.Redact) // no span carries a secret to the collector
 	return t, func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

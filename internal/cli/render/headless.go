@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Info is what a run's output says about it before the first turn.
@@ -62,6 +63,7 @@ type Headless struct {
 	first   bool                       // the current turn's first token is seen
 	timing  Timing
 	redact  func(string) string
+	secrets *tool.Redactor // redact's, for the streamed text deltas (partial.go)
 	turn    turnState
 	// calls are the root's Agent (Task) calls not yet matched to the
 	// subagent they started, by tool_use id, in call order (order).
@@ -95,8 +97,8 @@ func NewHeadless(out io.Writer, stream bool) *Headless {
 // and returns h. A stream-json line leaves this process for a program or
 // a log; what the model read (a child's Read of a .env file) goes out
 // redacted.
-func (h *Headless) Redacting(redact func(string) string) *Headless {
-	h.redact = redact
+func (h *Headless) Redacting(r *tool.Redactor) *Headless {
+	h.redact, h.secrets = r.Redact, r
 	return h
 }
 
@@ -323,6 +325,7 @@ func newMessageID() string {
 func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.partialFlush()
 	h.flushText()
 	h.partialEnd()
 	r := NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing)

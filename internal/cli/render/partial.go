@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // partial is --include-partial-messages: the root's model turns as
@@ -23,6 +24,10 @@ type partial struct {
 	blocks  int       // blocks started in this turn
 	tools   bool      // the turn called a tool (stop_reason tool_use)
 	at      time.Time // when the turn's request went out
+	// text is the open text block's deltas, redacted across their joins:
+	// a secret the model streams in pieces goes out as its marker, never
+	// in parts (tool.Stream; red team 21 P2-9).
+	text *tool.Stream
 }
 
 // StreamEvent is one stream_event line.
@@ -62,6 +67,7 @@ func (h *Headless) partialEvent(ev agent.Event) {
 	}
 	switch ev.Type {
 	case agent.EvTurn:
+		h.partialFlush()
 		h.flushText()
 		h.partialEnd()
 		h.line(StatusLine{Type: "system", Subtype: "status", Status: "requesting", SessionID: SessionID(h.info.SessionPath), UUID: newUUID()})
@@ -69,9 +75,11 @@ func (h *Headless) partialEvent(ev agent.Event) {
 	case agent.EvText:
 		if h.partial.open != "text" {
 			h.partialBlock(map[string]any{"type": "text", "text": ""}, "text")
+			h.partial.text = h.secrets.Stream()
 		}
-		h.event(map[string]any{"type": "content_block_delta", "index": h.partial.index, "delta": map[string]any{"type": "text_delta", "text": ev.Text}})
+		h.textDelta(h.partial.text.Push(ev.Text))
 	case agent.EvToolCall:
+		h.partialFlush()
 		h.flushText() // the text block's assistant line, before its stop
 		h.partial.tools = true
 		input := ev.Input
@@ -83,6 +91,7 @@ func (h *Headless) partialEvent(ev agent.Event) {
 			h.event(map[string]any{"type": "content_block_delta", "index": h.partial.index, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
 		}
 	case agent.EvToolResult, agent.EvDone:
+		h.partialFlush()
 		h.flushText()
 		h.partialEnd()
 	}
@@ -112,11 +121,26 @@ func (h *Headless) partialStart() {
 		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), TTFTMs: &ttft, ThinkingDisplay: "updates", APIMessageID: h.turn.id})
 }
 
+// textDelta sends one text_delta of the open text block (none for "").
+func (h *Headless) textDelta(text string) {
+	if text != "" {
+		h.event(map[string]any{"type": "content_block_delta", "index": h.partial.index, "delta": map[string]any{"type": "text_delta", "text": text}})
+	}
+}
+
+// partialFlush sends what the open text block's stream holds back.
+func (h *Headless) partialFlush() {
+	if h.partial.open == "text" && h.partial.text != nil {
+		h.textDelta(h.partial.text.Flush())
+	}
+}
+
 // partialStop closes the open block.
 func (h *Headless) partialStop() {
 	if h.partial.open == "" {
 		return
 	}
+	h.partialFlush()
 	h.event(map[string]any{"type": "content_block_stop", "index": h.partial.index})
 	h.partial.open = ""
 }

@@ -44,7 +44,7 @@ func (p *Progress) DispatchEvent(ev spawn.Event) {
 	case "progress":
 		fmt.Fprintf(p.w, "  [%s %s] %s\n", ev.Agent, id, strings.Join(ev.Tools, ", "))
 	case "budget_warning", "budget_exceeded":
-		fmt.Fprintf(p.w, "  ! [%s %s] %s: %s\n", ev.Agent, id, ev.Type, cmdutil.FirstLine(ev.Text, 160))
+		fmt.Fprintf(p.w, "  ! [%s %s] %s: %s\n", ev.Agent, id, ev.Type, firstLine(p.w, ev.Text, 160))
 	case "dispatch_stop":
 		p.done++
 		fmt.Fprintf(p.w, "  [%s %s] %s in %s · tokens in %d out %d · %d/%d done\n", ev.Agent, id, ev.Status, cmdutil.Dur(ev.WallMS),
@@ -56,7 +56,7 @@ func (p *Progress) DispatchEvent(ev spawn.Event) {
 			if ev.Status == dispatch.StatusRejected {
 				n = 1500
 			}
-			fmt.Fprintf(p.w, "  [%s %s] %s\n", ev.Agent, id, cmdutil.FirstLine(ev.Text, n))
+			fmt.Fprintf(p.w, "  [%s %s] %s\n", ev.Agent, id, firstLine(p.w, ev.Text, n))
 		}
 	}
 }

@@ -3,6 +3,8 @@ package render
 import (
 	"io"
 	"sync"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 )
 
 // RedactWriter is w with redact applied to every write: the progress
@@ -30,4 +32,16 @@ func (rw *redactWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// firstLine is cmdutil.FirstLine of s redacted first with the redactor of
+// w (a RedactWriter's): a line brood cuts short before it reaches w would
+// otherwise leave a secret that straddles the cut unredactable there, its
+// first characters shown (red team 21 P2-1). Every cut of text on its way
+// to stderr goes through it.
+func firstLine(w io.Writer, s string, n int) string {
+	if rw, ok := w.(*redactWriter); ok {
+		s = rw.redact(s)
+	}
+	return cmdutil.FirstLine(s, n)
 }

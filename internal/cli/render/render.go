@@ -11,11 +11,11 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Renderer shows a run's events: in text mode the answer on stdout and a
@@ -32,8 +32,14 @@ type Renderer struct {
 	streamed bool // this turn's text has gone to stdout already (live)
 	printed  bool // the answer is on stdout
 
-	redact   func(string) string // json mode: every line's strings (see Redacting)
-	progress *Progress           // text mode: the subagents' progress lines
+	redact  func(string) string // json mode: every line's strings (see Redacting)
+	secrets *tool.Redactor      // redact's
+	// text is json mode's text events, redacted across their joins (a
+	// secret the model streams in pieces goes out as its marker, never in
+	// parts: tool.Stream; red team 21 P2-9); textEv is the last one's.
+	text     *tool.Stream
+	textEv   agent.Event
+	progress *Progress // text mode: the subagents' progress lines
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
@@ -73,10 +79,35 @@ func (r *Renderer) Start(info Info) {
 }
 
 // Redacting makes every JSON line r writes (json mode) pass through
-// redact, and returns r: such a line leaves this process for a program.
-func (r *Renderer) Redacting(redact func(string) string) *Renderer {
-	r.redact = redact
+// red, and returns r: such a line leaves this process for a program.
+// The model's text events are redacted across their joins.
+func (r *Renderer) Redacting(red *tool.Redactor) *Renderer {
+	r.redact, r.secrets = red.Redact, red
 	return r
+}
+
+// jsonText sends a text event's settled part (json mode), holding back
+// what may be the start of a secret.
+func (r *Renderer) jsonText(ev agent.Event) {
+	if r.text == nil {
+		r.text = r.secrets.Stream()
+	}
+	r.textEv = ev
+	if ev.Text = r.text.Push(ev.Text); ev.Text != "" {
+		r.line(ev)
+	}
+}
+
+// jsonTextFlush sends what the text events hold back (json mode), before
+// any other line.
+func (r *Renderer) jsonTextFlush() {
+	if r.text == nil {
+		return
+	}
+	ev := r.textEv
+	if ev.Text = r.text.Flush(); ev.Text != "" {
+		r.line(ev)
+	}
 }
 
 func (r *Renderer) line(v any) {
@@ -101,7 +132,12 @@ func (r *Renderer) DispatchEvent(ev spawn.Event) {
 func (r *Renderer) Event(ev agent.Event) {
 	if r.json {
 		switch ev.Type {
-		case agent.EvDone:
+		case agent.EvText:
+			r.jsonText(ev)
+			return
+		}
+		r.jsonTextFlush()
+		if ev.Type == agent.EvDone {
 			return // done() prints the result
 		}
 		r.line(ev)
@@ -126,21 +162,21 @@ func (r *Renderer) Event(ev agent.Event) {
 	case agent.EvToolCall:
 		r.endStreamedTurn()
 		r.flushThought()
-		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(ev.Input))
+		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(r.err, ev.Input))
 	case agent.EvToolResult:
 		if ev.IsError {
-			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, cmdutil.FirstLine(ev.Text, 160))
+			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, firstLine(r.err, ev.Text, 160))
 		}
 	case agent.EvServerTool:
 		if ev.Part != nil && ev.Part.Type == model.PartServerToolUse {
 			r.endStreamedTurn()
 			r.flushThought()
-			fmt.Fprintf(r.err, "  ▸ %s %s (at the provider)\n", ev.Tool, summarizeInput(ev.Input))
+			fmt.Fprintf(r.err, "  ▸ %s %s (at the provider)\n", ev.Tool, summarizeInput(r.err, ev.Input))
 		}
 	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
 		fmt.Fprintf(r.err, "  ! %s: %s\n", ev.Type, ev.Text)
 	case agent.EvInjected:
-		fmt.Fprintf(r.err, "  ✉ %s\n", cmdutil.FirstLine(ev.Text, 160))
+		fmt.Fprintf(r.err, "  ✉ %s\n", firstLine(r.err, ev.Text, 160))
 	case agent.EvTurn:
 		r.endStreamedTurn()
 		r.pending.Reset()
@@ -201,7 +237,7 @@ func (r *Renderer) printAnswer(text string) {
 // flushThought prints the text the model said before calling tools.
 func (r *Renderer) flushThought() {
 	if t := strings.TrimSpace(r.pending.String()); t != "" {
-		fmt.Fprintf(r.err, "· %s\n", cmdutil.FirstLine(t, 200))
+		fmt.Fprintf(r.err, "· %s\n", firstLine(r.err, t, 200))
 	}
 	r.pending.Reset()
 }
@@ -210,6 +246,7 @@ func (r *Renderer) flushThought() {
 func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	children := t.Children
 	if r.json {
+		r.jsonTextFlush()
 		r.line(map[string]any{
 			"type": "result", "status": o.Status, "text": o.Text, "turns": o.Turns,
 			"usage": o.Usage, "child_usage": children, "error": o.Error, "session": sessionPath,
@@ -239,15 +276,16 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	}
 }
 
-// summarizeInput renders a tool call's input as a short label.
-func summarizeInput(raw json.RawMessage) string {
+// summarizeInput renders a tool call's input as a short label for w,
+// redacted before it is cut.
+func summarizeInput(w io.Writer, raw json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
 	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "query"} {
 		if v, ok := m[k].(string); ok && v != "" {
-			return cmdutil.FirstLine(v, 100)
+			return firstLine(w, v, 100)
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,15 +37,23 @@ func TestChildRedactsTheParentsEnvSecrets(t *testing.T) {
 		name   string
 		depth  int // the transcripts that must hold the marker
 		script string
+		crowd  bool // the project's .env fills the caps on what is passed (red team 21 P2-2)
 	}{
-		{"child", 1, `
+		{name: "child", depth: 1, script: `
 agents:
   root:
     - tools:
         - Task: {subagent_type: general-purpose, description: "push task", prompt: 'Push the branch with GITHUB_TOKEN=` + envToken + ` to origin'}
     - say: done
   general-purpose:` + echo},
-		{"grandchild", 2, `
+		{name: "crowded by the .env", depth: 1, crowd: true, script: `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "push task", prompt: 'Push the branch with GITHUB_TOKEN=` + envToken + ` to origin'}
+    - say: done
+  general-purpose:` + echo},
+		{name: "grandchild", depth: 2, script: `
 agents:
   root:
     - tools:
@@ -71,6 +80,14 @@ agents:
 			// The script holds the value: out of .brood, which is searched.
 			script := filepath.Join(t.TempDir(), "s.yaml")
 			clitest.WriteFile(t, script, tc.script)
+			if tc.crowd {
+				// 64 values of 4 KiB, longer than the token: 256 KiB.
+				var env strings.Builder
+				for i := range 64 {
+					fmt.Fprintf(&env, "PAD%d=%s\n", i, strings.Repeat(fmt.Sprintf("%c%d", 'a'+i%26, i), 4096)[:4096])
+				}
+				clitest.WriteFile(t, filepath.Join(p.Root, ".env"), env.String())
+			}
 			code, out, errOut := p.Brood("run", "--model", "script:"+script, "--allow", "Bash", "--allow", "Task", "go")
 			if code != 0 {
 				t.Fatalf("code %d\n%s\n%s", code, out, errOut)

@@ -175,9 +175,9 @@ func (o *Options) newOutput() (output, func()) {
 	errW := render.RedactWriter(f.Err, f.Redactor.Redact)
 	switch o.format() {
 	case "events":
-		return render.New(f.Out, errW, "json").Redacting(f.Redactor.Redact), func() {}
+		return render.New(f.Out, errW, "json").Redacting(f.Redactor), func() {}
 	case "json":
-		h := render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
+		h := render.NewHeadless(f.Out, false).Redacting(f.Redactor)
 		if o.Verbose || f.ErrTerminal {
 			// One document at the end on stdout; meanwhile a person sees
 			// the subagents' progress on stderr.
@@ -185,7 +185,7 @@ func (o *Options) newOutput() (output, func()) {
 		}
 		return h, func() {}
 	case "stream-json":
-		h := render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact).Partial(o.Compat.Partial)
+		h := render.NewHeadless(f.Out, true).Redacting(f.Redactor).Partial(o.Compat.Partial)
 		if o.Compat.ReplayUser {
 			h.Replay(o.Compat.replay)
 		}

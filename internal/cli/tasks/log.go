@@ -16,6 +16,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -75,9 +76,9 @@ func logRun(opts *LogOptions) error {
 	defer file.Close()
 	lines, readErr := session.Stream(file, logLineCap)
 	if opts.JSON {
-		err = streamJSON(f.Out, lines)
+		err = streamJSON(f.Out, redacted(lines, f.Redactor.Redact))
 	} else {
-		err = streamText(termsafe.NewWriter(f.Out), lines)
+		err = streamText(termsafe.NewWriter(f.Out), redacted(lines, f.Redactor.Redact))
 	}
 	if err == nil {
 		err = readErr()
@@ -105,6 +106,38 @@ func callsNote(projectRoot, id string) string {
 		return ""
 	}
 	return spawn.CallsDisagreement(t.Files(), *t.Records())
+}
+
+// redacted is lines with every string of each record redacted by this
+// process's redactor (the environment's secrets and the project's .env
+// values, all of them), before anything cuts a line short: a child's
+// transcript holds what the child did not know for a secret (red team 21
+// P2-2: a value its parent did not pass it), and is the child's to write.
+func redacted(lines iter.Seq[session.Line], redact func(string) string) iter.Seq[session.Line] {
+	return func(yield func(session.Line) bool) {
+		for l := range lines {
+			if !l.Over && !l.Bad {
+				l.Record = redactRecord(l.Record, redact)
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
+
+// redactRecord is r with every string in it redacted, after JSON decoding
+// (a tool call's input included).
+func redactRecord(r session.Record, redact func(string) string) session.Record {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return r
+	}
+	var out session.Record
+	if json.Unmarshal(jsonstr.Map(b, redact), &out) != nil {
+		return r
+	}
+	return out
 }
 
 // streamText prints the transcript readably, one record at a time, and

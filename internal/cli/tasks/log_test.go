@@ -95,3 +95,41 @@ func TestTasksLogLongLine(t *testing.T) {
 		t.Errorf("--json: code %d, %d records", code, len(recs))
 	}
 }
+
+// TestTasksLogRedactsWhatTheChildWrote: `tasks log` passes the child's
+// transcript through this process's redactor, every .env value of the
+// project included, before it cuts a line short: a child writes its
+// transcript with what it knew for a secret, which may be less than its
+// parent knows (red team 21 P2-2).
+func TestTasksLogRedactsWhatTheChildWrote(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	// A value the child's transcript holds, made a secret after it ran.
+	clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "README_TOKEN=\"Reading the README\"\n")
+	for _, args := range [][]string{{"tasks", "log", id}, {"tasks", "log", "--json", id}} {
+		code, out, errOut := p.Brood(args...)
+		if code != 0 {
+			t.Fatalf("%v: code %d, stderr %q", args, code, errOut)
+		}
+		if strings.Contains(out, "Reading the README") || !strings.Contains(out, "[REDACTED:.env:README_TOKEN]") {
+			t.Errorf("%v: want the marker, not the value:\n%s", args, out)
+		}
+	}
+}
+
+// TestTasksOutputRedactsWhatTheChildWrote: `tasks output` passes the
+// child's result through this process's redactor (red team 21 P2-2).
+func TestTasksOutputRedactsWhatTheChildWrote(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "README_TOKEN=\"The README says\"\n")
+	for _, args := range [][]string{{"tasks", "output", id}, {"tasks", "output", "--json", id}} {
+		code, out, errOut := p.Brood(args...)
+		if code != 0 {
+			t.Fatalf("%v: code %d, stderr %q", args, code, errOut)
+		}
+		if strings.Contains(out, "The README says") || !strings.Contains(out, "[REDACTED:.env:README_TOKEN]") {
+			t.Errorf("%v: want the marker, not the value:\n%s", args, out)
+		}
+	}
+}

@@ -75,6 +75,10 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if err != nil {
 		return err
 	}
+	// The child wrote its result with what it knew for a secret; this
+	// process knows every .env value and its environment's (red team 21
+	// P2-2).
+	text = f.Redactor.Redact(text)
 	late, _ := spawn.Undelivered(f.ProjectRoot, opts.ID, false)
 	if opts.JSON {
 		v := map[string]any{"task_id": opts.ID, "status": status, "output": text}

@@ -127,7 +127,7 @@ func showRun(opts *ShowOptions) error {
 		fmt.Fprintf(w, "note     %s\n", termsafe.Line(note))
 	}
 	if t.Label != "" {
-		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(cmdutil.TrimTo(t.Label, 200)))
+		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(cmdutil.TrimTo(f.Redactor.Redact(t.Label), 200)))
 	}
 	if t.Parent != "" {
 		fmt.Fprintf(w, "parent   %s (depth %d)\n", t.Parent, t.Depth)

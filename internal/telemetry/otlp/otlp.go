@@ -53,12 +53,13 @@ func Setup(ctx context.Context, getenv func(string) string) (*telemetry.Telemetr
 		return errors.Join(errs...)
 	}
 	var tp trace.TracerProvider
+	scrub := new(telemetry.Scrub) // the process's redactor, once it is set (Telemetry.SetRedact)
 	if c.Traces {
 		exp, err := traceExporter(ctx, c.TracesProto)
 		if err != nil {
 			return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
 		}
-		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(scrubExporter{exp, scrub}), sdktrace.WithResource(res))
 		closers = append(closers, p.Shutdown)
 		tp = p
 	}
@@ -72,7 +73,8 @@ func Setup(ctx context.Context, getenv func(string) string) (*telemetry.Telemetr
 		closers = append(closers, mp.Shutdown)
 		m = mp.Meter("github.com/broodhq/brood")
 	}
-	return telemetry.New(tp, m, closers...)
+	t, err := telemetry.New(tp, m, closers...)
+	return t.UseScrub(scrub), err
 }
 
 // instanceID is a random UUID (version 4), new for each process.
