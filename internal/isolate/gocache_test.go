@@ -212,7 +212,7 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 			}
 			want := ""
 			if tc.wantLayer {
-				want = `[{"at":"` + build + `","lower":"` + userBuild + `"},{"at":"` + mod + `","lower":"` + userMod + `"}]`
+				want = `[{"var":"GOCACHE","at":"` + build + `","lower":"` + userBuild + `"},{"var":"GOMODCACHE","at":"` + mod + `","lower":"` + userMod + `"}]`
 			}
 			if proxy := "file://" + filepath.Join(userMod, "cache", "download") + ","; !strings.HasPrefix(got["GOPROXY"], proxy) {
 				t.Errorf("GOPROXY=%s, want the user's downloads first (%s)", got["GOPROXY"], proxy)
