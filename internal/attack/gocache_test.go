@@ -31,7 +31,7 @@ func goProject(t *testing.T, caches string) (p *project, userCaches []string) {
 	})
 	proxy := modProxy(t)
 	p.Env = append(p.Env, "GOTOOLCHAIN=local", "GOSUMDB=off", "GOENV=off", "GOFLAGS=-buildvcs=false", "GOMODCACHE="+userCaches[0], "GOCACHE="+userCaches[1])
-	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false")
+	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false", "GOTMPDIR="+t.TempDir())
 	for _, argv := range [][]string{{"go", "mod", "tidy"}, {"go", "test", "./..."}} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = p.root, user
