@@ -31,7 +31,7 @@ func goProject(t *testing.T, caches string) (p *project, userCaches []string) {
 	})
 	proxy := modProxy(t)
 	p.Env = append(p.Env, "GOTOOLCHAIN=local", "GOSUMDB=off", "GOENV=off", "GOFLAGS=-buildvcs=false", "GOMODCACHE="+userCaches[0], "GOCACHE="+userCaches[1])
-	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false")
+	user := append(append([]string{}, p.Env...), "GOPROXY=file://"+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false", "GOTMPDIR="+t.TempDir())
 	for _, argv := range [][]string{{"go", "mod", "tidy"}, {"go", "test", "./..."}} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = p.root, user
@@ -107,11 +107,13 @@ func treeSum(t *testing.T, dirs ...string) string {
 // it says where both caches were (a.txt).
 const plantGo = `go mod download example.com/m 2>&1; f=$GOMODCACHE/example.com/m@v1.0.0/m.go
 chmod u+w $(dirname $f) $f; printf '\nfunc init() { panic("PLANTED") }\n' >> $f && grep -c PLANTED $f
-mkdir -p $GOCACHE && echo x > $GOCACHE/planted.txt; echo "$GOCACHE $GOMODCACHE" > a.txt`
+mkdir -p $GOCACHE && echo x > $GOCACHE/planted.txt; echo "$TMPDIR/go/build $TMPDIR/go/mod" > a.txt`
 
-// testGo is task B, an honest writer: go test, and a look for A's file.
-// (Whether its caches were overlays over the user's is said in b.txt.)
-const testGo = `go test ./... > b.txt 2>&1; test -e $GOCACHE/planted.txt && echo SAW-PLANTED-FILE >> b.txt
+// testGo is task B, an honest writer: go build (how many times it
+// compiled example.com/m, which the user's go test compiled: M-COMPILES),
+// go test, and a look for A's file. (Whether its caches were overlays over
+// the user's is said in b.txt.)
+const testGo = `n=$(go build -x ./... 2>&1 | grep -c -- '-p example.com/m '); go test ./... > b.txt 2>&1; echo "M-COMPILES $n" >> b.txt; test -e $GOCACHE/planted.txt && echo SAW-PLANTED-FILE >> b.txt
 awk -v c="$GOCACHE" -v m="$GOMODCACHE" '($5 == c || $5 == m) && / - overlay / { print "OVERLAY", $5 }' /proc/self/mountinfo >> b.txt; echo done >> b.txt`
 
 // TestWriterGoCachePlantStaysItsOwn (red team 20, P2-4): a writer task
@@ -171,6 +173,12 @@ func TestWriterGoCachePlantStaysItsOwn(t *testing.T) {
 				t.Errorf("task B ran or saw task A's plant, or its go test failed:\n%s", s)
 			}
 			t.Logf("task B's go test, and its caches' overlays:\n%s", b)
+			// Its overlays are at the user's caches' own paths, so go's
+			// action IDs (which hash a dependency's directory) match the
+			// user's: what the user compiled, it does not compile again.
+			if s := string(b); strings.Contains(s, "OVERLAY") && !strings.Contains(s, "M-COMPILES 0\n") {
+				t.Errorf("task B compiled example.com/m again, which the user's cache holds compiled:\n%s", s)
+			}
 			if after := treeSum(t, user...); after != before {
 				t.Errorf("the user's Go caches %v changed", user)
 			}

@@ -471,6 +471,11 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	if !passed {
 		pol, needed, rd = childPolicy(env, dir, NewPolicyBase(nil), nil)
 	}
+	if !env.ReadOnly && len(pol.Writable) > 0 {
+		// The user's Go caches it mounted its own overlays over (only
+		// then: where none mounted, they stay read-only).
+		pol.Writable = append(pol.Writable, mountedGoCaches()...)
+	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
 	pol.MountsReadOnly = env.ReadOnly && ReadOnlyView()

@@ -71,6 +71,8 @@ func EnterFromEnv() (Entered, error) {
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
 		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
 	}
+	// (Only this process's own mounts grant a write rule.)
+	os.Unsetenv(goMountedVar)
 	e, err := enter(spec, golayers)
 	if err != nil {
 		return e, err

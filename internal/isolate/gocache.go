@@ -115,13 +115,31 @@ func writerGoEnv(env *dispatch.Envelope, dir string, lookup func(string) string)
 	return append(out, "GOPROXY="+local+","+proxy)
 }
 
+// mountedGoCaches are the user's caches this very process mounted its
+// overlays over (goMountedVar, set by mountGoLayers before any command
+// ran): its writer may write them, its writes kept in their upper layers.
+// None where it mounted none: the user's own cache is never writable.
+func mountedGoCaches() []string {
+	var m goMounted
+	if v := os.Getenv(goMountedVar); v == "" || json.Unmarshal([]byte(v), &m) != nil || m.PID != os.Getpid() {
+		return nil
+	}
+	var out []string
+	for _, p := range m.Paths {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
+
 // goLayers is the environment entry (goLayersVar) that has the writer's
 // child mount its caches build and mod, in its TMPDIR, over the user's
 // (userBuild, userMod: "" where there is none), or "" for none. (Not for
 // a fleet call's caches: its worker's are no tenant's lower layer.)
 func goLayers(build, mod, userBuild, userMod string) string {
 	var layers []goLayer
-	for _, l := range []goLayer{{build, userBuild}, {mod, userMod}} {
+	for _, l := range []goLayer{{"GOCACHE", build, userBuild}, {"GOMODCACHE", mod, userMod}} {
 		if l.Lower != "" {
 			layers = append(layers, l)
 		}

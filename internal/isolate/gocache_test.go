@@ -2,11 +2,13 @@ package isolate
 
 import (
 	"archive/zip"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,7 +214,7 @@ func TestWriterGoCachesAreTheTasks(t *testing.T) {
 			}
 			want := ""
 			if tc.wantLayer {
-				want = `[{"at":"` + build + `","lower":"` + userBuild + `"},{"at":"` + mod + `","lower":"` + userMod + `"}]`
+				want = `[{"var":"GOCACHE","at":"` + build + `","lower":"` + userBuild + `"},{"var":"GOMODCACHE","at":"` + mod + `","lower":"` + userMod + `"}]`
 			}
 			if proxy := "file://" + filepath.Join(userMod, "cache", "download") + ","; !strings.HasPrefix(got["GOPROXY"], proxy) {
 				t.Errorf("GOPROXY=%s, want the user's downloads first (%s)", got["GOPROXY"], proxy)
@@ -259,6 +261,30 @@ func TestTaskGoCachesAreMadeAtStart(t *testing.T) {
 				if made != want {
 					t.Errorf("%s made: %v, want %v", d, made, want)
 				}
+			}
+		})
+	}
+}
+
+// TestMountedGoCachesAreThisProcesss (review of gocache3 P2-2): a writer's
+// child adds a write rule for the user's Go cache only where it mounted
+// its own overlay there itself (goMountedVar, with its pid): an entry
+// inherited from another process, or none, grants nothing, so a failed
+// mount never leaves the user's cache writable.
+func TestMountedGoCachesAreThisProcesss(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        []string
+	}{
+		{"none", "", nil},
+		{"this process's", fmt.Sprintf(`{"pid":%d,"paths":["/u/go/pkg/mod","rel"]}`, os.Getpid()), []string{"/u/go/pkg/mod"}},
+		{"another process's", fmt.Sprintf(`{"pid":%d,"paths":["/u/go/pkg/mod"]}`, os.Getpid()+1), nil},
+		{"unreadable", `{"pid":`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(goMountedVar, tc.value)
+			if got := mountedGoCaches(); !slices.Equal(got, tc.want) {
+				t.Errorf("mountedGoCaches() = %q, want %q", got, tc.want)
 			}
 		})
 	}

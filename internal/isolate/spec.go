@@ -18,7 +18,7 @@ const envVar = "BROOD_ISOLATE"
 // pass a mount to a child: a parent's own, inherited from whoever
 // started it, must not reach its children (spawn's childEnv drops them).
 func MountEntry(kv string) bool {
-	return strings.HasPrefix(kv, envVar+"=") || strings.HasPrefix(kv, enteredVar+"=") || strings.HasPrefix(kv, goLayersVar+"=")
+	return strings.HasPrefix(kv, envVar+"=") || strings.HasPrefix(kv, enteredVar+"=") || strings.HasPrefix(kv, goLayersVar+"=") || strings.HasPrefix(kv, goMountedVar+"=")
 }
 
 // enteredVar lets the same process, re-executed by sandbox.Restrict after
@@ -127,12 +127,30 @@ func remember(e Entered) Entered {
 // the variable from its environment whether it mounts or not.
 const goLayersVar = "BROOD_GO_LAYERS"
 
-// goLayer is one of a writer's Go caches: At, in its TMPDIR, is an overlay
-// whose upper layer is beside it (At.u, with its work directory At.w) and
-// whose lower layer is Lower, the user's own cache, which no child writes.
+// goLayer is one of a writer's Go caches (Var: GOCACHE or GOMODCACHE): an
+// overlay mounted over Lower, the user's own cache, at Lower's own path
+// (go's compile action IDs hash a package's directory: a module cache at
+// another path would match none of the user's compiled dependencies),
+// whose upper layer is in its TMPDIR beside At (At.u, with its work
+// directory At.w), so that no child writes the user's cache. At is where
+// the writer's cache is where no overlay mounts: empty, its own.
 type goLayer struct {
+	Var   string `json:"var"`
 	At    string `json:"at"`
 	Lower string `json:"lower"`
+}
+
+// goMountedVar is set by the child itself (mountGoLayers) to the caches
+// it mounted over the user's own (goMounted): its Landlock domain gets a
+// write rule for each (RestrictChild), which it holds only because the
+// overlay is there. It holds the pid, like enteredVar, so that an entry
+// inherited from another process grants nothing.
+const goMountedVar = "BROOD_GO_MOUNTED"
+
+// goMounted is goMountedVar's value.
+type goMounted struct {
+	PID   int      `json:"pid"`
+	Paths []string `json:"paths"`
 }
 
 // goUserVar tells a writer's child the user's Go caches (goUser), beneath

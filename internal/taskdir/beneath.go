@@ -297,7 +297,7 @@ func removeAt(dfd int, name string) error {
 	if err := unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR); err == nil || err == unix.ENOENT {
 		return nil
 	}
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDirAt(dfd, name)
 	if err != nil {
 		return err
 	}
@@ -327,6 +327,28 @@ func removeAt(dfd int, name string) error {
 		return err
 	}
 	return nil
+}
+
+// openDirAt opens the directory name in dfd to read, never through a
+// link; one its owner cannot read (mode 0, which a child can make in its
+// TMPDIR) is made the owner's first, through an O_PATH descriptor of the
+// directory itself (its /proc/self/fd link: no name is followed twice).
+func openDirAt(dfd int, name string) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dfd, name, flags, 0)
+	if err != unix.EACCES {
+		return fd, err
+	}
+	pfd, perr := unix.Openat(dfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if perr != nil {
+		return -1, err
+	}
+	cerr := unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", pfd), 0o700)
+	unix.Close(pfd)
+	if cerr != nil {
+		return -1, err
+	}
+	return unix.Openat(dfd, name, flags, 0)
 }
 
 func mkdirBeneath(root, rel string) error { return mkdirModeBeneath(root, rel, 0o755) }

@@ -248,6 +248,14 @@ func TestRemoveEntry(t *testing.T) {
 			must(t, os.Symlink(outside, filepath.Join(at, "a", "out")))
 		}},
 		{"link to a directory", func(t *testing.T, at, outside string) { must(t, os.Symlink(outside, at)) }},
+		// (review of gocache3 P3-3: as a user other than root, a mode-0
+		// directory with entries could not be opened to be emptied.)
+		{"mode-0 directory with entries", func(t *testing.T, at, outside string) {
+			must(t, os.MkdirAll(filepath.Join(at, "z", "y"), 0o700))
+			must(t, os.WriteFile(filepath.Join(at, "z", "y", "f"), []byte("x"), 0o644))
+			must(t, os.Chmod(filepath.Join(at, "z", "y"), 0))
+			must(t, os.Chmod(filepath.Join(at, "z"), 0))
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -106,7 +106,7 @@ func Collect(ctx context.Context) Report {
 	if !iso.Overlay && iso.Why != "" {
 		r.Problems["overlay"] = iso.Why
 	}
-	r.WriterGoCaches = "their task's own: overlays over yours (read-only), in their TMPDIR"
+	r.WriterGoCaches = "their task's own: overlays mounted over yours at your caches' paths (yours read-only, what they write in their TMPDIR)"
 	if !iso.Overlay {
 		r.WriterGoCaches = "their task's own, empty at its start (no overlay here: each writer compiles std and its dependencies again)"
 	}
