@@ -56,10 +56,11 @@ type lineAt struct {
 // LineCommands are the simple commands of a shell line and its writing
 // redirections, each once, in the order they are written (a command in
 // a substitution, a group or a loop is a command of its own). ok is false
-// when the line does not parse: nothing can be said of what it runs.
+// when the line does not parse or is past MaxLineBytes/MaxLineNodes:
+// nothing can be said of what it runs.
 func LineCommands(command string) (cmds []LineCommand, ok bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
+	f, ok := parseBounded(command)
+	if !ok {
 		return nil, false
 	}
 	w := &lineWalker{src: command}
@@ -101,9 +102,12 @@ func (w *lineWalker) stmt(st *syntax.Stmt, ctx lineCtx) {
 			return
 		}
 		elems := pipeline(x)
+		// Each element's pipe is a suffix of one slice (clipped, so that
+		// no one appends into the next): linear in the pipeline's length.
+		all := append(pipeWords(elems), ctx.pipe...)
 		for i, e := range elems {
 			c := ctx
-			c.pipe = append(pipeWords(elems[i+1:]), ctx.pipe...)
+			c.pipe = slices.Clip(all[i+1:])
 			w.stmt(e, c)
 		}
 	default:

@@ -18,10 +18,11 @@ import (
 // of `||` or on either side of it, negated with `!`, in the background or
 // in an if or loop proves nothing by the line's status. Each is its words
 // joined by single spaces, after VAR=value assignments and wrappers such as
-// env, timeout 60 or nice. A line that does not parse has none.
+// env, timeout 60 or nice. A line that does not parse, or is past
+// MaxLineBytes/MaxLineNodes, has none.
 func StatusCommands(command string) []string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil || len(f.Stmts) == 0 {
+	f, ok := parseBounded(command)
+	if !ok || len(f.Stmts) == 0 {
 		return nil
 	}
 	pipefail := false

@@ -42,14 +42,13 @@ func Undermined(command string) string { return UnderminedBy(command, nil) }
 // says that script is not the child's doing: the parent pinned it when it
 // spawned the child and it is unchanged (spawn: venvPins). nil trusts none.
 func UnderminedBy(command string, trusted func(path string) bool) string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
-		return "the line does not parse"
+	f, why := parseWhy(command)
+	if why != "" {
+		return why
 	}
 	if movesDir(f) {
 		trusted = nil // the path the line sources is not the one it names
 	}
-	why := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if why != "" {
 			return false
