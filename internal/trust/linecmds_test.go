@@ -62,6 +62,18 @@ func TestStatusCommandsPipefail(t *testing.T) {
 		{"set -euo pipefail && go test ./... 2>&1 | tee /tmp/log", "set -euo pipefail|go test ./...|tee /tmp/log"},
 		{"set -o pipefail; set +o pipefail; go test ./... | tail", "tail"},
 		{"(set -o pipefail); go test ./... | tail", "tail"},
+		// set reads options up to --, - or its first operand, as bash does
+		// (review evidence3 P1-1).
+		{"set -- -o pipefail; sh fail.sh 2>&1 | tail -n 0", "tail -n 0"},
+		{"set x -o pipefail; go test ./... | tail", "tail"},
+		{"set - -o pipefail; go test ./... | tail", "tail"},
+		{"set -e -- -o pipefail; go test ./... | tail", "tail"},
+		{"set -o nosuch -o pipefail; go test ./... | tail", "tail"},
+		{"set -Z -o pipefail; go test ./... | tail", "tail"},
+		{"set -o pipefail +o pipefail; go test ./... | tail", "tail"},
+		{"set -o pipefail -- x; go test ./... | tail", "go test ./...|tail"},
+		{"set -e -o errexit -o pipefail x; go test ./... | tail", "go test ./...|tail"},
+		{"set -- -o pipefail && go test ./... | grep -v FAIL", "set -- -o pipefail|grep -v FAIL"},
 	} {
 		if got := strings.Join(StatusCommands(tc.line), "|"); got != tc.want {
 			t.Errorf("%q: status commands %q, want %q", tc.line, got, tc.want)
