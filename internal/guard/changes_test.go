@@ -103,6 +103,8 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		// (evfix2, review #4) the exemption runs after the option checks
 		{"then git --no-pager diff --output", []Call{edit, test, bash("git --no-pager diff --output=a.go")}, "run the tests again after it"},
 		{"then git -P log --output", []Call{edit, test, bash("git -P log --output a.go")}, "run the tests again after it"},
+		{"a .log fixture after the pass (review evidence3 P2-6)", []Call{edit, test, bash("echo broken > testdata/in.log")}, "run the tests again after it"},
+		{"a .log with no test in the line", []Call{edit, test, bash("echo broken > build.log")}, "run the tests again after it"},
 		{"then git --no-pager diff", []Call{edit, test, bash("git --no-pager diff && git --no-pager log -3")}, ""},
 		{"then go vet -fix", []Call{edit, test, bash("go vet -fix ./...")}, "run the tests again after it"},
 		{"then go fix", []Call{edit, test, bash("go fix ./...")}, "run the tests again after it"},
