@@ -30,6 +30,7 @@ func noRunOptions() []noRunOption {
 	return []noRunOption{
 		{"go test", []string{"-exec", "--exec", "-toolexec", "--toolexec"}, "runs the tests through another program, whose exit status it reports"},
 		{"go test", []string{"-overlay", "--overlay"}, "replaces source files with others for the run"},
+		{"go test", []string{"-modfile", "--modfile"}, "builds with another go.mod, which chooses the modules it builds"},
 		{"go test", []string{"-n", "--n"}, "prints the commands without running them"},
 		{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
 		{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},

@@ -75,6 +75,11 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"a function in the environment", "env 'BASH_FUNC_go%%=() { :; }' bash -c 'go test ./...' && go test ./...", ran, "BASH_FUNC_go%%"},
 		{"GOFLAGS=-exec=true", "GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
 		{"GOFLAGS through env", "env GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
+		// go's configuration chosen outside the tree (review evidence3 P2-8)
+		{"GOWORK", "GOWORK=/tmp/x.work go test ./...", ran, "it sets GOWORK"},
+		{"GOWORK=off", "GOWORK=off go test ./...", ran, ""},
+		{"-modfile", "go test -modfile=/tmp/x.mod ./...", ran, "it ran with -modfile"},
+		{"GOFLAGS=-modfile", "GOFLAGS=-modfile=/tmp/x.mod go test ./...", ran, "it sets GOFLAGS"},
 		{"GOFLAGS exported", "export GOFLAGS='-exec true'; go test ./...", ran, "it sets GOFLAGS"},
 		{"-exec true", "go test -exec true ./...", ran, "it ran with -exec"},
 		{"-exec=true", "go test -exec=true ./...", ran, "it ran with -exec"},

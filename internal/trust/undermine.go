@@ -251,7 +251,7 @@ func statusVariable(name, value string) bool {
 		for _, f := range strings.Fields(value) {
 			f, v, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
 			switch f {
-			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args":
+			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args", "modfile":
 				return true
 			case "count":
 				if v == "0" {
@@ -264,6 +264,8 @@ func statusVariable(name, value string) bool {
 	switch name {
 	case "PATH":
 		return !appendsPath(value)
+	case "GOWORK": // chooses the modules go builds, as a changed go.work would
+		return value != "off"
 	case "NODE_OPTIONS":
 		return !harmlessNodeOptions(value)
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
