@@ -128,6 +128,7 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"nohup in an earlier call", []Call{edit, bash("nohup ./w.sh >/dev/null 2>&1"), test}, "run the tests without leaving jobs running"},
 		{"setsid in an earlier call", []Call{edit, bash("setsid -f sh -c 'sleep 9; sed -i s/+/-/ a.go'"), test}, "started a job that may still run"},
 		{"disown", []Call{edit, bash("sleep 9 & disown"), test}, "started a job that may still run"},
+		{"go env -w before the test (review evidence3 P2-8)", []Call{edit, bash("go env -w GOFLAGS=-skip=TestAdd"), test}, "ran go env -w"},
 		{"flock ... setsid (review evidence3 P2-5)", []Call{edit, bash("flock /tmp/l setsid sh -c 'sleep 30; echo x >> a.go'"), test}, "started a job that may still run"},
 		{"unshare setsid", []Call{edit, bash("unshare -U setsid sh -c 'sleep 9'"), test}, "started a job that may still run"},
 		{"a background job in the test's own line", []Call{edit, {Tool: "Bash", Command: "sleep 9 & go test ./...", Result: ok}}, "started a job that may still run"},

@@ -83,6 +83,9 @@ func fakedPass(in Input, c Call) string {
 			if why := notWorkspace(in, c.Command, sc); why != "" {
 				return why
 			}
+			if goEnvWritten(in) {
+				return "a call of the task ran go env -w, which changes go's own settings (GOFLAGS, GOWORK…) for every later go test: undo it with go env -u and run the tests again"
+			}
 		}
 		if why := runnerRewritten(in, sc); why != "" {
 			return why
@@ -330,4 +333,19 @@ func profileOutside(value, outdir string, outside func(string) bool) bool {
 		p = filepath.Join(outdir, p)
 	}
 	return outside(p)
+}
+
+var goEnvWrite = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bgo\s+env\s+(\S+\s+)*-{1,2}w\b`)
+})
+
+// goEnvWritten reports a Bash call of the task that ran go env -w (which
+// writes go's settings file, outside the tree).
+func goEnvWritten(in Input) bool {
+	for _, c := range in.Calls {
+		if c.Tool == "Bash" && goEnvWrite().MatchString(c.Command) {
+			return true
+		}
+	}
+	return false
 }
