@@ -56,6 +56,8 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"npm test failed, then -- -t", []Call{failed("npm test", "Tests: 1 failed\n"), edit, ran("npm test -- -t add", "Tests: 1 passed\n")}, "does not run all"},
 		{"jest failed, then jest", []Call{failed("npx jest", "Tests: 1 failed\n"), edit, ran("npx jest --ci", "Tests: 4 passed\n")}, ""},
 		{"cargo failed, then a name", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test add", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
+		{"cargo failed, then --lib (review evidence3 P2-7)", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test --lib", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
+		{"cargo failed, then -p crate", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test -p core", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
 		{"cargo failed, then cargo", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test --release", "test result: ok. 4 passed\n")}, ""},
 		{"a subset by name when nothing failed", []Call{edit, ran("pytest -k add", "1 passed\n")}, ""},
 		{"pytest -k not", []Call{edit, ran(`pytest -k "not slow"`, "3 passed\n")}, "it skips tests (-k not slow)"},
