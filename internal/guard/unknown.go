@@ -139,11 +139,30 @@ func covers(in Input, s, u selection) bool {
 		return true
 	}
 	for _, t := range u.targets {
-		if !slices.Contains(s.targets, t) {
+		if !slices.Contains(s.targets, t) && !(family(s.runner) == "pytest" && slices.ContainsFunc(s.targets, func(p string) bool { return pathCovers(p, t) })) {
 			return false
 		}
 	}
 	return len(u.targets) > 0
+}
+
+// pathCovers reports whether pytest's target p runs all of target t: the
+// same path (tests and tests/ alike), a directory above it, or the file
+// of a node id (tests/test_a.py covers tests/test_a.py::test_x).
+func pathCovers(p, t string) bool {
+	norm := func(x string) string {
+		x = strings.TrimSuffix(strings.TrimPrefix(strings.Trim(x, `'"`), "./"), "/")
+		if x == "" {
+			return "."
+		}
+		return x
+	}
+	p, t = norm(p), norm(t)
+	if strings.Contains(p, "::") || strings.HasPrefix(t, "..") || strings.HasPrefix(t, "/") != strings.HasPrefix(p, "/") {
+		return p == t
+	}
+	file, _, _ := strings.Cut(t, "::")
+	return p == file || p == "." || strings.HasPrefix(file, p+"/")
 }
 
 // goCovers reports whether go test's package patterns s match every

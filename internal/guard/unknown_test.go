@@ -50,6 +50,12 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"pytest failed, then -k", []Call{failed("pytest", "1 failed, 3 passed\n"), edit, ran("pytest -k add", "1 passed, 3 deselected\n")}, `it does not run all that "pytest" ran`},
 		{"pytest failed, then a file", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q tests/test_a.py", "1 passed\n")}, `it does not run all that "pytest -q" ran`},
 		{"pytest failed, then all", []Call{failed("pytest -q", "1 failed\n"), edit, ran("python3 -m pytest -x", "4 passed\n")}, "does not run all"},
+		// pytest's targets are paths (review evidence3 P2-4)
+		{"pytest node failed, then its file", []Call{failed("pytest tests/test_a.py::test_x", "1 failed\n"), edit, ran("pytest tests/test_a.py", "3 passed\n")}, ""},
+		{"pytest file failed, then its dir", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest tests/", "9 passed\n")}, ""},
+		{"pytest tests/ failed, then tests", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests", "9 passed\n")}, ""},
+		{"pytest dir failed, then a sibling", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests_other/", "9 passed\n")}, "does not run all"},
+		{"pytest file failed, then a node of it", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest tests/test_a.py::test_x", "1 passed\n")}, "does not run all"},
 		{"pytest failed, then pytest", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -x", "4 passed\n")}, ""},
 		{"pytest on a file failed, then all", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest", "9 passed\n")}, ""},
 		{"jest failed, then -t", []Call{failed("npx jest", "Tests: 1 failed\n"), edit, ran("npx jest -t add", "Tests: 1 passed\n")}, `it does not run all that "npx jest" ran`},
