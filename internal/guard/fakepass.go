@@ -90,6 +90,9 @@ func fakedPass(in Input, c Call) string {
 		if why := runnerRewritten(in, sc); why != "" {
 			return why
 		}
+		if family(runnerOf(in, sc)) == "pytest" && allSkipped(c.Result) {
+			return "every test it ran was skipped (its summary counts no pass): run the tests so that they run"
+		}
 		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
 			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
 		}
@@ -134,6 +137,17 @@ func noRun(cmd string, words []string, outside func(string) bool) string {
 	if strings.HasPrefix(cmd, "make") {
 		if why := makeNoRun(words); why != "" {
 			return why
+		}
+	}
+	if strings.Contains(cmd, "pytest") {
+		for j, w := range words {
+			v, ok := strings.CutPrefix(w, "-p")
+			if ok && v == "" && j+1 < len(words) {
+				v = words[j+1]
+			}
+			if ok && !strings.HasPrefix(w, "-p=") && v != "" && !strings.HasPrefix(strings.TrimSpace(v), "no:") {
+				return "it loads the plugin " + strings.TrimSpace(v) + " (-p), which can change which tests run or what they report"
+			}
 		}
 	}
 	outdir := goOption(words, "outputdir")
@@ -346,6 +360,29 @@ func goEnvWritten(in Input) bool {
 		if c.Tool == "Bash" && goEnvWrite().MatchString(c.Command) {
 			return true
 		}
+	}
+	return false
+}
+
+var pytestCount = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b\d+ (passed|skipped|failed|errors?|xfailed|xpassed|deselected)\b`)
+})
+
+// allSkipped reports a pytest output whose last summary line counts skips
+// and no pass ("4 skipped in 0.01s").
+func allSkipped(out string) bool {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		counts := pytestCount().FindAllStringSubmatch(lines[i], -1)
+		if len(counts) == 0 || !strings.Contains(lines[i], " in ") {
+			continue
+		}
+		passed, skipped := false, false
+		for _, m := range counts {
+			passed = passed || m[1] == "passed" || m[1] == "xpassed"
+			skipped = skipped || m[1] == "skipped"
+		}
+		return skipped && !passed
 	}
 	return false
 }

@@ -48,6 +48,11 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"a venv activated with source", "source venv/bin/activate && pytest -q", "3 passed in 0.1s\n", ""},
 		{"a venv activated with .", ". venv/bin/activate && pytest", "3 passed in 0.1s\n", ""},
 		{"PYTHONPATH", "PYTHONPATH=src pytest -q", "3 passed in 0.1s\n", ""},
+		// pytest plugins and an all-skipped run (review evidence3 P2-9)
+		{"pytest -p plugin", "pytest -p fakeplug -q", "3 passed in 0.1s\n", "it loads the plugin fakeplug"},
+		{"pytest -p no:cacheprovider", "pytest -p no:cacheprovider -q", "3 passed in 0.1s\n", ""},
+		{"pytest all skipped", "pytest -q", "ssss\n4 skipped in 0.01s\n", "every test it ran was skipped"},
+		{"pytest some skipped", "pytest -q", "3 passed, 1 skipped in 0.01s\n", ""},
 		{"PATH appended, exported", "export PATH=$PATH:/usr/local/go/bin && go test ./...", ran, ""},
 		{"PATH appended, braced", "PATH=${PATH}:/usr/local/go/bin go test ./...", ran, ""},
 		{"jest's ESM NODE_OPTIONS", "NODE_OPTIONS=--experimental-vm-modules npx jest", "Tests: 3 passed\n", ""},

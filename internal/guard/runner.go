@@ -223,6 +223,9 @@ func pytestRewritten(in Input, changed []string) string {
 		text, _ := readSmall(in, f)
 		for line := range strings.Lines(text) {
 			k, v, ok := strings.Cut(line, "=")
+			if ok && slices.Contains(pytestCollectKeys(), strings.TrimSpace(k)) {
+				return "it changed " + f + ", whose " + strings.TrimSpace(k) + " chooses which files and tests pytest collects: run pytest with that change undone"
+			}
 			if !ok || strings.TrimSpace(k) != "addopts" {
 				continue
 			}
@@ -259,4 +262,10 @@ func goRewritten(in Input, changed []string) string {
 		}
 	}
 	return ""
+}
+
+// pytestCollectKeys are pytest settings that choose what it collects
+// (review evidence3 P2-9).
+func pytestCollectKeys() []string {
+	return []string{"python_files", "python_classes", "python_functions", "testpaths", "norecursedirs", "collect_ignore", "required_plugins", "minversion", "usefixtures"}
 }

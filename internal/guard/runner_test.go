@@ -65,6 +65,8 @@ func TestRewrittenRunner(t *testing.T) {
 		{"pytest.ini addopts -q", "pytest.ini", "[pytest]\naddopts = -q -x\n", "pytest", "", false},
 		{"pytest.ini addopts --collect-only", "pytest.ini", "[pytest]\naddopts = --collect-only\n", "pytest", "whose addopts ran with --collect-only", false},
 		{"pyproject addopts -k", "pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-k add\"\n", "pytest", "whose addopts select tests (-k add)", false},
+		{"pytest.ini python_files (review evidence3 P2-9)", "pytest.ini", "[pytest]\npython_files = test_ok.py\n", "pytest", "whose python_files chooses which files", false},
+		{"pytest.ini testpaths", "pytest.ini", "[pytest]\ntestpaths = tests/ok\n", "pytest", "whose testpaths chooses", false},
 		{"go.work", "go.work", "go 1.26\nuse ./fake\n", "go test ./...", "it changed go.work", false},
 		{"go.mod replaced by a directory", "go.mod", "module example.com/x\n\nreplace example.com/y => ./fake\n", "go test ./...", "replaces a module with the directory ./fake", false},
 		{"go.mod with a new requirement", "go.mod", "module example.com/x\n\nrequire example.com/y v1.2.0\n", "go test ./...", "", false},

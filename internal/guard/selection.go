@@ -117,8 +117,8 @@ func (sel *selection) readGo(words []string) {
 func nameOptions(fam string) (only, except, valued []string) {
 	switch fam {
 	case "pytest":
-		return []string{"-k", "-m", "--lf", "--last-failed", "--sw", "--stepwise", "--ff"}, []string{"--deselect", "--ignore", "--ignore-glob"},
-			[]string{"-p", "-c", "-o", "-n", "-W", "--maxfail", "--rootdir", "--confcutdir", "--basetemp", "--junitxml", "--durations", "--tb", "-r", "--cov", "--timeout", "--dist"}
+		return []string{"-k", "-m", "--lf", "--last-failed", "--sw", "--stepwise", "--ff", "-c", "-o", "--override-ini", "--rootdir", "--confcutdir", "--pyargs"}, []string{"--deselect", "--ignore", "--ignore-glob"},
+			[]string{"-p", "-n", "-W", "--maxfail", "--basetemp", "--junitxml", "--durations", "--tb", "-r", "--cov", "--timeout", "--dist"}
 	case "js":
 		return []string{"-t", "--testNamePattern", "-o", "--onlyChanged", "--changedSince", "--lastCommit", "--findRelatedTests", "-g", "--grep", "--shard", "--project"}, []string{"--testPathIgnorePatterns", "--exclude"},
 			[]string{"-c", "--config", "-w", "--maxWorkers", "--reporter", "--reporters", "--coverageDirectory", "--testTimeout", "--pool", "--environment", "--env"}

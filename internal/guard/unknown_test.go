@@ -56,6 +56,8 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"pytest tests/ failed, then tests", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests", "9 passed\n")}, ""},
 		{"pytest dir failed, then a sibling", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests_other/", "9 passed\n")}, "does not run all"},
 		{"pytest file failed, then a node of it", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest tests/test_a.py::test_x", "1 passed\n")}, "does not run all"},
+		{"pytest failed, then -c other.ini", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q -c /tmp/other.ini", "3 passed\n")}, "does not run all"},
+		{"pytest failed, then -o python_files", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q -o python_files=test_ok.py", "3 passed\n")}, "does not run all"},
 		{"pytest failed, then pytest", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -x", "4 passed\n")}, ""},
 		{"pytest on a file failed, then all", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest", "9 passed\n")}, ""},
 		{"jest failed, then -t", []Call{failed("npx jest", "Tests: 1 failed\n"), edit, ran("npx jest -t add", "Tests: 1 passed\n")}, `it does not run all that "npx jest" ran`},
