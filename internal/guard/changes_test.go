@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,8 +23,15 @@ func segments(cmd string) ([]Segment, bool) {
 // one evidence concern saying why.
 func wantCalls(t *testing.T, calls []Call, why string) {
 	t.Helper()
+	ws := t.TempDir()
+	for _, d := range []string{"ok", "a", "b", "web"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls}
+		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls,
+		Workspace: ws, Dirs: func(c string) []string { return trust.Dirs(c, ws) }}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -24,6 +25,7 @@ import (
 type unknownRun struct {
 	words string // the command's words
 	why   string // what the concern says of it
+	dir   string // the directory its line changed to (lineDir)
 }
 
 // unknownRuns are the test commands up to calls[at] whose result the
@@ -42,7 +44,7 @@ func unknownRuns(in Input, at int) []unknownRun {
 				continue // exit 0 proves it passed
 			}
 			if why := unknownWhy(in, c, s, isStatus, i == at); why != "" {
-				out = append(out, unknownRun{s.Words, why})
+				out = append(out, unknownRun{s.Words, why, lineDir(in, c.Command)})
 			}
 		}
 	}
@@ -109,8 +111,15 @@ func namesFailures(out string) bool {
 // not run all of ("" it runs all of each).
 func notCovered(in Input, at int) string {
 	status := statusTests(in, in.Calls[at].Command)
+	dir := lineDir(in, in.Calls[at].Command)
 	for _, u := range unknownRuns(in, at) {
-		if !slices.ContainsFunc(status, func(s string) bool { return covers(in, selectionOf(in, s), selectionOf(in, u.words)) }) {
+		if !slices.ContainsFunc(status, func(s string) bool {
+			sel := selectionOf(in, s)
+			if fam := family(sel.runner); fam != "go" && fam != "pytest" && (dir != u.dir || dir == "?") {
+				return false // another directory's suite
+			}
+			return covers(in, inDir(in, sel, dir), inDir(in, selectionOf(in, u.words), u.dir))
+		}) {
 			return fmt.Sprintf("it does not run all that %q ran, %s earlier in the task or its line", textline.Line(u.words, 120), u.why)
 		}
 	}
@@ -201,4 +210,62 @@ func goCovers(s, u []string) bool {
 		}
 	}
 	return true
+}
+
+// lineDir is the directory a line's cd/pushd lead to, relative to the
+// workspace ("." none; "?" one brood cannot follow: absolute, .., ~, -,
+// a variable).
+func lineDir(in Input, command string) string {
+	if in.Dirs == nil {
+		return "."
+	}
+	dir := "."
+	for _, d := range in.Dirs(command) {
+		if d == "" || strings.HasPrefix(d, "/") || strings.HasPrefix(d, "~") || d == "-" || strings.ContainsAny(d, "$`*?") || slices.Contains(strings.Split(d, "/"), "..") {
+			return "?"
+		}
+		dir = path.Join(dir, d)
+	}
+	return dir
+}
+
+// inDir is a selection's go or pytest path targets as seen from the
+// workspace's top when run in dir (`cd ok && go test ./...` runs ok/...);
+// one in a directory brood cannot follow keeps its words and the
+// directory as a target of its own, so that it covers nothing else.
+// Another runner's selection is returned as it is.
+func inDir(in Input, sel selection, dir string) selection {
+	if dir == "." {
+		return sel
+	}
+	fam := family(sel.runner)
+	if fam != "go" && fam != "pytest" {
+		return sel // judged by notCovered: the same directory or not
+	}
+	if dir == "?" {
+		sel.targets = append(slices.Clone(sel.targets), "cd:"+dir)
+		return sel
+	}
+	targets := sel.targets
+	if len(targets) == 0 {
+		targets = []string{"."}
+	}
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if strings.HasPrefix(t, "/") || (fam == "go" && !strings.HasPrefix(t, ".")) {
+			out = append(out, t) // an absolute path, an import path
+			continue
+		}
+		j := path.Join(dir, t)
+		if fam == "go" {
+			j = "./" + j
+			if strings.HasSuffix(t, "...") {
+				j = strings.TrimSuffix(j, "...") + "/..."
+				j = strings.ReplaceAll(j, "//", "/")
+			}
+		}
+		out = append(out, j)
+	}
+	sel.targets = out
+	return sel
 }

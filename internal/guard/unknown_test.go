@@ -44,6 +44,13 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"both hidden and joined by &&", []Call{edit, ran("go test ./... >/dev/null && go test ./ok/", okOnly)}, ""},
 		{"a failure without names, then all", []Call{failed("go test ./...", ""), edit, ran("go test ./...", all)}, ""},
 		{"a failure without names, then a package", []Call{failed("go test ./...", "go: some error\n"), edit, ran("go test ./ok/", okOnly)}, notAll},
+		// a run is judged in the directory its line changed to (review
+		// evidence3 P2-7)
+		{"a hidden failure, then cd ok && all", []Call{failed("go test ./... >/dev/null", ""), edit, ran("cd ok && go test ./...", okOnly)}, notAll},
+		{"a hidden failure in ok, then all", []Call{failed("cd ok && go test ./... >/dev/null", ""), edit, ran("go test ./...", all)}, ""},
+		{"a hidden failure in ok, then all in ok", []Call{failed("cd ok && go test ./... >/dev/null", ""), edit, ran("cd ok && go test -count=1 ./...", okOnly)}, ""},
+		{"pytest failed in a, then pytest in b", []Call{failed("cd a && pytest -q", "1 failed\n"), edit, ran("cd b && pytest -q", "3 passed\n")}, "does not run all"},
+		{"npm failed in web, then npm at the top", []Call{failed("cd web && npm test", "1 failed\n"), edit, ran("npm test", "ok\n")}, "does not run all"},
 		{"a hidden failure, then -short", []Call{failed("go test ./... >/dev/null", ""), edit, ran("go test -short ./...", all)}, notAll},
 		{"a named failure, then -short", []Call{failed("go test ./...", "--- FAIL: TestAdd (0.00s)\nFAIL\texample.com/p2\t0.01s\n"), edit, ran("go test -short ./...", all)}, "it runs with -short, under which TestAdd may skip itself"},
 		{"-short when nothing failed", []Call{edit, ran("go test -short ./...", all)}, ""},
@@ -151,7 +158,7 @@ func TestFalseRejections(t *testing.T) {
 func wantIn(t *testing.T, ws string, calls []Call, why string) {
 	t.Helper()
 	in := Input{Status: "done", Summary: "All tests pass.", Workspace: ws, StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls}
+		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls, Dirs: func(c string) []string { return trust.Dirs(c, ws) }}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {
