@@ -78,12 +78,30 @@ func unknownWhy(in Input, c Call, s Segment, isStatus, last bool) string {
 // foreground, with where their output goes (its status commands alone,
 // shown, without Input.Commands).
 func testSegments(in Input, command string) []Segment {
+	return testSegmentsIn(in, command, 0)
+}
+
+// testSegmentsIn is testSegments looking into `sh -c SCRIPT` (bash, dash,
+// zsh too) up to depth 3: a test the script runs is one of the line's,
+// its output hidden when the shell's is (sh -c 'go test ./... >/dev/null').
+func testSegmentsIn(in Input, command string, depth int) []Segment {
 	if in.Commands != nil {
 		if segs, ok := in.Commands(command); ok {
 			var out []Segment
 			for _, s := range segs {
-				if !s.Writes && !s.Background && testPrefix(in, s.Words) {
+				if s.Writes || s.Background {
+					continue
+				}
+				if testPrefix(in, s.Words) {
 					out = append(out, s)
+					continue
+				}
+				if script, ok := shellScript(s.Words); ok && depth < 3 {
+					for _, inner := range testSegmentsIn(in, script, depth+1) {
+						inner.Hidden = inner.Hidden || s.Hidden
+						inner.Pipe = append(slices.Clone(inner.Pipe), s.Pipe...)
+						out = append(out, inner)
+					}
 				}
 			}
 			return out
@@ -268,4 +286,22 @@ func inDir(in Input, sel selection, dir string) selection {
 	}
 	sel.targets = out
 	return sel
+}
+
+// shellScript is the script a `sh -c SCRIPT` command runs (its words
+// after -c, as LineCommands joins them).
+func shellScript(words string) (string, bool) {
+	f := strings.Fields(words)
+	if len(f) < 3 || !slices.Contains([]string{"sh", "bash", "dash", "zsh", "ksh"}, path.Base(f[0])) {
+		return "", false
+	}
+	for i, w := range f[1:] {
+		if w == "-c" || (strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.HasSuffix(w, "c")) {
+			return strings.Join(f[i+2:], " "), true
+		}
+		if !strings.HasPrefix(w, "-") {
+			return "", false
+		}
+	}
+	return "", false
 }

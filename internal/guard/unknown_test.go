@@ -51,6 +51,8 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"a hidden failure in ok, then all in ok", []Call{failed("cd ok && go test ./... >/dev/null", ""), edit, ran("cd ok && go test -count=1 ./...", okOnly)}, ""},
 		{"pytest failed in a, then pytest in b", []Call{failed("cd a && pytest -q", "1 failed\n"), edit, ran("cd b && pytest -q", "3 passed\n")}, "does not run all"},
 		{"npm failed in web, then npm at the top", []Call{failed("cd web && npm test", "1 failed\n"), edit, ran("npm test", "ok\n")}, "does not run all"},
+		{"sh -c hides a run, then a subset", []Call{edit, ran("sh -c 'go test ./... >/dev/null'; go test ./ok/", okOnly)}, notAll},
+		{"bash -c hides a run, its own call", []Call{failed("bash -c 'go test ./... >/dev/null'", ""), edit, ran("go test ./ok/", okOnly)}, notAll},
 		{"a hidden failure, then -short", []Call{failed("go test ./... >/dev/null", ""), edit, ran("go test -short ./...", all)}, notAll},
 		{"a named failure, then -short", []Call{failed("go test ./...", "--- FAIL: TestAdd (0.00s)\nFAIL\texample.com/p2\t0.01s\n"), edit, ran("go test -short ./...", all)}, "it runs with -short, under which TestAdd may skip itself"},
 		{"-short when nothing failed", []Call{edit, ran("go test -short ./...", all)}, ""},
