@@ -52,6 +52,18 @@ func TestEvidenceThroughTheRealCommand(t *testing.T) {
 			want:   []string{`run the tests alone, joined with &&, or after set -o pipefail`},
 		},
 		{
+			// set reads options up to -- (review evidence3 P1-1)
+			name: "set -- -o pipefail sets no pipefail", status: "rejected",
+			script: `- tools: [{Bash: {command: "set -- -o pipefail; sh fail.sh 2>&1 | tail -n 0"}}]`,
+			want:   []string{`run the tests alone, joined with &&, or after set -o pipefail`},
+		},
+		{
+			// a line past 10,000 syntax nodes is not read (review evidence3 P1-3)
+			name: "a line too big to read", status: "rejected",
+			script: `- tools: [{Bash: {command: "sh pass.sh` + strings.Repeat(" x", 6000) + `"}}]`,
+			want:   []string{`more than 10,000 shell syntax nodes`},
+		},
+		{
 			name: "piped through tail after set -o pipefail", status: "done",
 			script: `- tools: [{Bash: {command: "set -o pipefail; sh pass.sh 2>&1 | tail -n 5"}}]`,
 		},
