@@ -55,13 +55,14 @@ func TestEvidenceThroughTheRealCommand(t *testing.T) {
 			// set reads options up to -- (review evidence3 P1-1)
 			name: "set -- -o pipefail sets no pipefail", status: "rejected",
 			script: `- tools: [{Bash: {command: "set -- -o pipefail; sh fail.sh 2>&1 | tail -n 0"}}]`,
-			want:   []string{`run the tests alone, joined with &&, or after set -o pipefail`},
+			want:   []string{`the report says tests pass, but the child ran no test command`},
 		},
 		{
-			// a line past 10,000 syntax nodes is not read (review evidence3 P1-3)
+			// a line past 10,000 syntax nodes is not read: a change, no
+			// evidence (review evidence3 P1-3)
 			name: "a line too big to read", status: "rejected",
 			script: `- tools: [{Bash: {command: "sh pass.sh` + strings.Repeat(" x", 6000) + `"}}]`,
-			want:   []string{`more than 10,000 shell syntax nodes`},
+			want:   []string{`no test command ran after its last change`},
 		},
 		{
 			name: "piped through tail after set -o pipefail", status: "done",
