@@ -52,6 +52,19 @@ func TestEvidenceThroughTheRealCommand(t *testing.T) {
 			want:   []string{`run the tests alone, joined with &&, or after set -o pipefail`},
 		},
 		{
+			// set reads options up to -- (review evidence3 P1-1)
+			name: "set -- -o pipefail sets no pipefail", status: "rejected",
+			script: `- tools: [{Bash: {command: "set -- -o pipefail; sh fail.sh 2>&1 | tail -n 0"}}]`,
+			want:   []string{`the report says tests pass, but the child ran no test command`},
+		},
+		{
+			// a line past 10,000 syntax nodes is not read: a change, no
+			// evidence (review evidence3 P1-3)
+			name: "a line too big to read", status: "rejected",
+			script: `- tools: [{Bash: {command: "sh pass.sh` + strings.Repeat(" x", 6000) + `"}}]`,
+			want:   []string{`no test command ran after its last change`},
+		},
+		{
 			name: "piped through tail after set -o pipefail", status: "done",
 			script: `- tools: [{Bash: {command: "set -o pipefail; sh pass.sh 2>&1 | tail -n 5"}}]`,
 		},

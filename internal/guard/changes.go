@@ -97,7 +97,7 @@ func (in Input) bashChange(c Call) (change, afterTest bool) {
 		}
 	}
 	for i, s := range segs {
-		if !in.writes(s) {
+		if !in.writes(s, lastTest >= 0) {
 			continue
 		}
 		change = true
@@ -108,10 +108,11 @@ func (in Input) bashChange(c Call) (change, afterTest bool) {
 	return change, afterTest
 }
 
-// writes reports a segment that may write a file.
-func (in Input) writes(s Segment) bool {
+// writes reports a segment that may write a file (testLine: its line runs
+// a test, whose log it may write).
+func (in Input) writes(s Segment, testLine bool) bool {
 	switch {
-	case in.logWrites(s):
+	case in.logWrites(s, testLine):
 		return false
 	case s.Writes:
 		return true

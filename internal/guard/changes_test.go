@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,8 +23,15 @@ func segments(cmd string) ([]Segment, bool) {
 // one evidence concern saying why.
 func wantCalls(t *testing.T, calls []Call, why string) {
 	t.Helper()
+	ws := t.TempDir()
+	for _, d := range []string{"ok", "a", "b", "web"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls}
+		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls,
+		Workspace: ws, Dirs: func(c string) []string { return trust.Dirs(c, ws) }}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {
@@ -103,6 +112,8 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		// (evfix2, review #4) the exemption runs after the option checks
 		{"then git --no-pager diff --output", []Call{edit, test, bash("git --no-pager diff --output=a.go")}, "run the tests again after it"},
 		{"then git -P log --output", []Call{edit, test, bash("git -P log --output a.go")}, "run the tests again after it"},
+		{"a .log fixture after the pass (review evidence3 P2-6)", []Call{edit, test, bash("echo broken > testdata/in.log")}, "run the tests again after it"},
+		{"a .log with no test in the line", []Call{edit, test, bash("echo broken > build.log")}, "run the tests again after it"},
 		{"then git --no-pager diff", []Call{edit, test, bash("git --no-pager diff && git --no-pager log -3")}, ""},
 		{"then go vet -fix", []Call{edit, test, bash("go vet -fix ./...")}, "run the tests again after it"},
 		{"then go fix", []Call{edit, test, bash("go fix ./...")}, "run the tests again after it"},
@@ -126,6 +137,9 @@ func TestBashChangeAfterThePass(t *testing.T) {
 		{"nohup in an earlier call", []Call{edit, bash("nohup ./w.sh >/dev/null 2>&1"), test}, "run the tests without leaving jobs running"},
 		{"setsid in an earlier call", []Call{edit, bash("setsid -f sh -c 'sleep 9; sed -i s/+/-/ a.go'"), test}, "started a job that may still run"},
 		{"disown", []Call{edit, bash("sleep 9 & disown"), test}, "started a job that may still run"},
+		{"go env -w before the test (review evidence3 P2-8)", []Call{edit, bash("go env -w GOFLAGS=-skip=TestAdd"), test}, "ran go env -w"},
+		{"flock ... setsid (review evidence3 P2-5)", []Call{edit, bash("flock /tmp/l setsid sh -c 'sleep 30; echo x >> a.go'"), test}, "started a job that may still run"},
+		{"unshare setsid", []Call{edit, bash("unshare -U setsid sh -c 'sleep 9'"), test}, "started a job that may still run"},
 		{"a background job in the test's own line", []Call{edit, {Tool: "Bash", Command: "sleep 9 & go test ./...", Result: ok}}, "started a job that may still run"},
 		{"then LC_ALL=C GIT_PAGER=cat git diff", []Call{edit, test, bash("LC_ALL=C GIT_PAGER=cat git diff && NO_COLOR=1 go vet ./...")}, ""},
 	} {
@@ -160,6 +174,9 @@ func TestSubsetPassAfterAFailure(t *testing.T) {
 		{"-run another test", []Call{failed, edit, last("go test -run TestOK -v ./...", "--- PASS: TestOK (0.00s)\n"+okOnly)}, "it leaves out TestAdd"},
 		{"-run a subtest of it", []Call{failed, edit, last("go test -run TestAdd/small -v ./...", "--- PASS: TestAdd (0.00s)\n"+all)}, "it leaves out TestAdd"},
 		{"a narrower package list", []Call{failed, edit, last("go test ./ok/", okOnly)}, "its output shows no pass of example.com/p2"},
+		{"-tags after a failure (review evidence3 P2-7)", []Call{failed, edit, last("go test -tags fast ./...", all)}, `it runs with -tags "fast"`},
+		{"the same -tags again", []Call{{Tool: "Bash", Command: "go test -tags fast ./...", Result: fail + "Exit code 1", IsError: true}, edit, last("go test -tags fast ./...", all)}, ""},
+		{"no -tags after a -tags failure", []Call{{Tool: "Bash", Command: "go test -tags integration ./...", Result: fail + "Exit code 1", IsError: true}, edit, last("go test ./...", all)}, `not the build tags`},
 		{"-skip when nothing failed", []Call{edit, last("go test -skip TestAdd ./...", all)}, "it skips tests (-skip TestAdd)"},
 		{"a failure in its own line", []Call{edit, last("go test ./... ; go test ./ok/", fail+okOnly)}, "its output shows no pass of example.com/p2"},
 		{"-run after a failure in its own line", []Call{edit, last("go test ./... ; go test -run TestOK -v ./...", fail+"--- PASS: TestOK (0.00s)\n"+okOnly)}, "it leaves out TestAdd"},

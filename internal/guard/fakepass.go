@@ -30,6 +30,7 @@ func noRunOptions() []noRunOption {
 	return []noRunOption{
 		{"go test", []string{"-exec", "--exec", "-toolexec", "--toolexec"}, "runs the tests through another program, whose exit status it reports"},
 		{"go test", []string{"-overlay", "--overlay"}, "replaces source files with others for the run"},
+		{"go test", []string{"-modfile", "--modfile"}, "builds with another go.mod, which chooses the modules it builds"},
 		{"go test", []string{"-n", "--n"}, "prints the commands without running them"},
 		{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
 		{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
@@ -82,9 +83,15 @@ func fakedPass(in Input, c Call) string {
 			if why := notWorkspace(in, c.Command, sc); why != "" {
 				return why
 			}
+			if goEnvWritten(in) {
+				return "a call of the task ran go env -w, which changes go's own settings (GOFLAGS, GOWORK…) for every later go test: undo it with go env -u and run the tests again"
+			}
 		}
 		if why := runnerRewritten(in, sc); why != "" {
 			return why
+		}
+		if family(runnerOf(in, sc)) == "pytest" && allSkipped(c.Result) {
+			return "every test it ran was skipped (its summary counts no pass): run the tests so that they run"
 		}
 		if strings.HasPrefix(sc, "go test") && clipped(c.Result) && selects(words) && !ranATest(c.Result) {
 			return "it selects tests (-run or -skip) and its output, clipped on its way here, shows none that ran: run it without -x or -v, or with a -run that names the tests"
@@ -130,6 +137,17 @@ func noRun(cmd string, words []string, outside func(string) bool) string {
 	if strings.HasPrefix(cmd, "make") {
 		if why := makeNoRun(words); why != "" {
 			return why
+		}
+	}
+	if strings.Contains(cmd, "pytest") {
+		for j, w := range words {
+			v, ok := strings.CutPrefix(w, "-p")
+			if ok && v == "" && j+1 < len(words) {
+				v = words[j+1]
+			}
+			if ok && !strings.HasPrefix(w, "-p=") && v != "" && !strings.HasPrefix(strings.TrimSpace(v), "no:") {
+				return "it loads the plugin " + strings.TrimSpace(v) + " (-p), which can change which tests run or what they report"
+			}
 		}
 	}
 	outdir := goOption(words, "outputdir")
@@ -329,4 +347,42 @@ func profileOutside(value, outdir string, outside func(string) bool) bool {
 		p = filepath.Join(outdir, p)
 	}
 	return outside(p)
+}
+
+var goEnvWrite = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bgo\s+env\s+(\S+\s+)*-{1,2}w\b`)
+})
+
+// goEnvWritten reports a Bash call of the task that ran go env -w (which
+// writes go's settings file, outside the tree).
+func goEnvWritten(in Input) bool {
+	for _, c := range in.Calls {
+		if c.Tool == "Bash" && goEnvWrite().MatchString(c.Command) {
+			return true
+		}
+	}
+	return false
+}
+
+var pytestCount = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b\d+ (passed|skipped|failed|errors?|xfailed|xpassed|deselected)\b`)
+})
+
+// allSkipped reports a pytest output whose last summary line counts skips
+// and no pass ("4 skipped in 0.01s").
+func allSkipped(out string) bool {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		counts := pytestCount().FindAllStringSubmatch(lines[i], -1)
+		if len(counts) == 0 || !strings.Contains(lines[i], " in ") {
+			continue
+		}
+		passed, skipped := false, false
+		for _, m := range counts {
+			passed = passed || m[1] == "passed" || m[1] == "xpassed"
+			skipped = skipped || m[1] == "skipped"
+		}
+		return skipped && !passed
+	}
+	return false
 }

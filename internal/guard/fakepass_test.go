@@ -48,6 +48,11 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"a venv activated with source", "source venv/bin/activate && pytest -q", "3 passed in 0.1s\n", ""},
 		{"a venv activated with .", ". venv/bin/activate && pytest", "3 passed in 0.1s\n", ""},
 		{"PYTHONPATH", "PYTHONPATH=src pytest -q", "3 passed in 0.1s\n", ""},
+		// pytest plugins and an all-skipped run (review evidence3 P2-9)
+		{"pytest -p plugin", "pytest -p fakeplug -q", "3 passed in 0.1s\n", "it loads the plugin fakeplug"},
+		{"pytest -p no:cacheprovider", "pytest -p no:cacheprovider -q", "3 passed in 0.1s\n", ""},
+		{"pytest all skipped", "pytest -q", "ssss\n4 skipped in 0.01s\n", "every test it ran was skipped"},
+		{"pytest some skipped", "pytest -q", "3 passed, 1 skipped in 0.01s\n", ""},
 		{"PATH appended, exported", "export PATH=$PATH:/usr/local/go/bin && go test ./...", ran, ""},
 		{"PATH appended, braced", "PATH=${PATH}:/usr/local/go/bin go test ./...", ran, ""},
 		{"jest's ESM NODE_OPTIONS", "NODE_OPTIONS=--experimental-vm-modules npx jest", "Tests: 3 passed\n", ""},
@@ -75,6 +80,11 @@ func TestFakePassesThroughTheRealCommand(t *testing.T) {
 		{"a function in the environment", "env 'BASH_FUNC_go%%=() { :; }' bash -c 'go test ./...' && go test ./...", ran, "BASH_FUNC_go%%"},
 		{"GOFLAGS=-exec=true", "GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
 		{"GOFLAGS through env", "env GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
+		// go's configuration chosen outside the tree (review evidence3 P2-8)
+		{"GOWORK", "GOWORK=/tmp/x.work go test ./...", ran, "it sets GOWORK"},
+		{"GOWORK=off", "GOWORK=off go test ./...", ran, ""},
+		{"-modfile", "go test -modfile=/tmp/x.mod ./...", ran, "it ran with -modfile"},
+		{"GOFLAGS=-modfile", "GOFLAGS=-modfile=/tmp/x.mod go test ./...", ran, "it sets GOFLAGS"},
 		{"GOFLAGS exported", "export GOFLAGS='-exec true'; go test ./...", ran, "it sets GOFLAGS"},
 		{"-exec true", "go test -exec true ./...", ran, "it ran with -exec"},
 		{"-exec=true", "go test -exec=true ./...", ran, "it ran with -exec"},

@@ -90,6 +90,9 @@ func leftOut(in Input, at int) string {
 		if len(tests) > 0 && slices.Contains(selectionOf(in, sc).only, "-short") {
 			return fmt.Sprintf("it runs with -short, under which %s may skip itself, and it failed earlier in the task", tests[0])
 		}
+		if t, ok := otherTags(in, at, sc); ok {
+			return fmt.Sprintf("it runs with -tags %q, not the build tags of the go test that failed earlier in the task (-tags %q): it builds another set of files; run it with the same tags", goTags(in, sc), t)
+		}
 		for _, t := range tests {
 			if !selected(run, skip, t) {
 				return fmt.Sprintf("it leaves out %s (-run/-skip), which failed earlier in the task", t)
@@ -178,4 +181,31 @@ func allStatus(in Input, command string) bool {
 		}
 	}
 	return true
+}
+
+// goTags is a go test's -tags value ("" none).
+func goTags(in Input, sc string) string {
+	for _, o := range selectionOf(in, sc).only {
+		if t, ok := strings.CutPrefix(o, "-tags "); ok {
+			return strings.Trim(t, `'"`)
+		}
+	}
+	return ""
+}
+
+// otherTags finds a go test that failed before calls[at] with build tags
+// other than sc's (review evidence3 P2-7), and gives its tags.
+func otherTags(in Input, at int, sc string) (string, bool) {
+	want := goTags(in, sc)
+	for _, c := range in.Calls[:at] {
+		if c.Tool != "Bash" || !c.IsError {
+			continue
+		}
+		for _, e := range statusTests(in, c.Command) {
+			if strings.HasPrefix(e, "go test") && goTags(in, e) != want {
+				return goTags(in, e), true
+			}
+		}
+	}
+	return "", false
 }

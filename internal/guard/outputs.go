@@ -60,31 +60,42 @@ func resolveExisting(p string) (string, bool) {
 	}
 }
 
-// logOutput reports a file a test line's tee or redirection writes that
-// is no change to the tree: outside it, or a log by its name (test.log,
-// log) written out.
-func (in Input) logOutput(p string) bool {
+// logOutput reports a file a tee or redirection writes that is no change
+// to the tree: outside it, or, in a line that runs a test (testLine), a
+// log by its name (test.log, log) written out and not under a testdata
+// or fixtures directory (echo broken > testdata/in.log is a change: tests
+// may read it).
+func (in Input) logOutput(p string, testLine bool) bool {
 	p = strings.Trim(p, `'"`)
 	if p == "" || strings.ContainsAny(p, "$`~*?[{") {
 		return false
 	}
+	if in.outsideTree(p) {
+		return true
+	}
 	base := filepath.Base(p)
-	return in.outsideTree(p) || base == "log" || strings.HasSuffix(base, ".log") && base != ".log"
+	for _, d := range strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(p))), "/") {
+		if d == "testdata" || d == "fixtures" || d == "__fixtures__" || d == ".." {
+			return false
+		}
+	}
+	return testLine && (base == "log" || strings.HasSuffix(base, ".log") && base != ".log")
 }
 
-// logWrites reports a segment that writes only logs (logOutput): a tee
+// logWrites reports a segment that writes only logs (logOutput, testLine
+// whether its line runs a test): a tee
 // to such files (or to none), or a redirection into one.
-func (in Input) logWrites(s Segment) bool {
+func (in Input) logWrites(s Segment, testLine bool) bool {
 	if s.Writes {
 		t := strings.TrimLeft(strings.TrimSpace(s.Source), "0123456789&>|")
-		return in.logOutput(strings.TrimSpace(t))
+		return in.logOutput(strings.TrimSpace(t), testLine)
 	}
 	f := strings.Fields(s.Words)
 	if len(f) < 2 || f[0] != "tee" {
 		return false
 	}
 	for _, w := range f[1:] {
-		if !strings.HasPrefix(w, "-") && !in.logOutput(w) {
+		if !strings.HasPrefix(w, "-") && !in.logOutput(w, testLine) {
 			return false
 		}
 	}

@@ -134,14 +134,6 @@ func lineIsEvidence(in Input, line string) string {
 	return ""
 }
 
-var makeDirective = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(override\s+)?(SHELL|\.SHELLFLAGS|MAKEFLAGS|GNUMAKEFLAGS|MAKEFILES|\.RECIPEPREFIX)\s*[:?+!]*=|^\s*\.(ONESHELL|IGNORE|POSIX|RECIPEPREFIX)\b|^\s*(-?include|sinclude|define|ifeq|ifneq|ifdef|ifndef)\b|\$[({]eval\b`)
-})
-
-var makeAssign = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*[:?+!]*=\s*(.*)$`)
-})
-
 // makeRewritten judges a make test run when the child changed a
 // makefile: each changed makefile's recipe for the target must be a test
 // run (make reads GNUmakefile, makefile or Makefile, whichever is first).
@@ -158,89 +150,15 @@ func makeRewritten(in Input, sc string, changed []string) string {
 		if !ok {
 			return "it changed " + f + ", which cannot be read now: run the test command itself, not through make"
 		}
-		recipes, env, directive := parseMakefile(text)
+		mk, directive := parseMakefile(text)
 		if directive != "" {
 			return "it changed " + f + ", which now holds " + textline.Line(directive, 80) + " (brood does not read what it makes run): run the test command itself, not through make"
 		}
 		for _, t := range targets {
-			if why := recipeIsEvidence(in, recipes[t], env); why != "" {
+			if why := recipeIsEvidence(in, mk, t); why != "" {
 				return "it changed " + f + ", whose " + t + " recipe " + why + ": run the test command itself, not through make"
 			}
 		}
-	}
-	return ""
-}
-
-// parseMakefile reads a makefile's explicit recipes (a later recipe for a
-// target replaces an earlier one, as make does; `t: ; cmd` is one), the
-// variables it exports, and the first directive that makes the rest
-// unreadable to brood ("" none). Continued lines are joined.
-func parseMakefile(text string) (recipes map[string][]string, env []string, directive string) {
-	recipes = map[string][]string{}
-	exportAll := strings.Contains(text, ".EXPORT_ALL_VARIABLES")
-	var cur []string
-	fresh := false // the current rule has no recipe line yet
-	addRecipe := func(l string) {
-		for _, t := range cur {
-			if fresh {
-				recipes[t] = nil
-			}
-			recipes[t] = append(recipes[t], strings.TrimSpace(l))
-		}
-		fresh = false
-	}
-	lines := strings.Split(strings.ReplaceAll(text, "\\\n", " "), "\n")
-	for _, line := range lines {
-		if makeDirective().MatchString(line) {
-			return nil, nil, strings.TrimSpace(line)
-		}
-		if strings.HasPrefix(line, "\t") {
-			addRecipe(line)
-			continue
-		}
-		if m := makeAssign().FindStringSubmatch(line); m != nil {
-			if m[1] != "" || exportAll {
-				env = append(env, m[2]+"='"+strings.ReplaceAll(m[3], "'", "")+"'")
-			}
-			cur = nil
-			continue
-		}
-		cur = nil
-		head, rest, ok := strings.Cut(line, ":")
-		if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		cur, fresh = strings.Fields(head), true
-		if _, inline, ok := strings.Cut(rest, ";"); ok {
-			addRecipe(inline)
-		}
-	}
-	return recipes, env, ""
-}
-
-// recipeIsEvidence says why a recipe is not a test run ("" it is): at
-// least one line a test run, none that ignores its failure (-) or takes
-// words from make's variables.
-func recipeIsEvidence(in Input, lines, env []string) string {
-	tests := 0
-	for _, l := range lines {
-		l = strings.TrimLeft(l, "@+ \t")
-		if strings.HasPrefix(l, "-") {
-			return "ignores a failure (" + l + ")"
-		}
-		if !isTest(in, l) {
-			continue
-		}
-		if strings.Contains(l, "$(") || strings.Contains(l, "${") {
-			return "takes its test line's words from make variables (" + l + ")"
-		}
-		if why := lineIsEvidence(in, strings.TrimSpace(strings.Join(env, " ")+" "+l)); why != "" {
-			return why + " (" + l + ")"
-		}
-		tests++
-	}
-	if tests == 0 {
-		return "runs no test command brood knows"
 	}
 	return ""
 }
@@ -305,6 +223,9 @@ func pytestRewritten(in Input, changed []string) string {
 		text, _ := readSmall(in, f)
 		for line := range strings.Lines(text) {
 			k, v, ok := strings.Cut(line, "=")
+			if ok && slices.Contains(pytestCollectKeys(), strings.TrimSpace(k)) {
+				return "it changed " + f + ", whose " + strings.TrimSpace(k) + " chooses which files and tests pytest collects: run pytest with that change undone"
+			}
 			if !ok || strings.TrimSpace(k) != "addopts" {
 				continue
 			}
@@ -341,4 +262,10 @@ func goRewritten(in Input, changed []string) string {
 		}
 	}
 	return ""
+}
+
+// pytestCollectKeys are pytest settings that choose what it collects
+// (review evidence3 P2-9).
+func pytestCollectKeys() []string {
+	return []string{"python_files", "python_classes", "python_functions", "testpaths", "norecursedirs", "collect_ignore", "required_plugins", "minversion", "usefixtures"}
 }

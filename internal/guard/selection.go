@@ -104,6 +104,8 @@ func (sel *selection) readGo(words []string) {
 			}
 		case "run":
 			sel.only = append(sel.only, "-run "+value)
+		case "tags":
+			sel.only = append(sel.only, "-tags "+value) // another set of files builds
 		case "skip":
 			sel.except = append(sel.except, "-skip "+value)
 		}
@@ -115,13 +117,13 @@ func (sel *selection) readGo(words []string) {
 func nameOptions(fam string) (only, except, valued []string) {
 	switch fam {
 	case "pytest":
-		return []string{"-k", "-m", "--lf", "--last-failed", "--sw", "--stepwise", "--ff"}, []string{"--deselect", "--ignore", "--ignore-glob"},
-			[]string{"-p", "-c", "-o", "-n", "-W", "--maxfail", "--rootdir", "--confcutdir", "--basetemp", "--junitxml", "--durations", "--tb", "-r", "--cov", "--timeout", "--dist"}
+		return []string{"-k", "-m", "--lf", "--last-failed", "--sw", "--stepwise", "--ff", "-c", "-o", "--override-ini", "--rootdir", "--confcutdir", "--pyargs"}, []string{"--deselect", "--ignore", "--ignore-glob"},
+			[]string{"-p", "-n", "-W", "--maxfail", "--basetemp", "--junitxml", "--durations", "--tb", "-r", "--cov", "--timeout", "--dist"}
 	case "js":
 		return []string{"-t", "--testNamePattern", "-o", "--onlyChanged", "--changedSince", "--lastCommit", "--findRelatedTests", "-g", "--grep", "--shard", "--project"}, []string{"--testPathIgnorePatterns", "--exclude"},
 			[]string{"-c", "--config", "-w", "--maxWorkers", "--reporter", "--reporters", "--coverageDirectory", "--testTimeout", "--pool", "--environment", "--env"}
 	case "cargo":
-		return []string{"--ignored"}, []string{"--skip"},
+		return []string{"--ignored", "--lib", "--bin", "--bins", "--test", "--tests", "--doc", "--example", "--examples", "--bench", "--benches", "-p", "--package"}, []string{"--skip", "--exclude"},
 			[]string{"-j", "--jobs", "--features", "-F", "--target", "--profile", "--test-threads", "--color", "--format", "--manifest-path"}
 	case "ctest":
 		return []string{"-R", "--tests-regex", "-L", "--label-regex", "-I"}, []string{"-E", "--exclude-regex", "-LE", "--label-exclude"}, []string{"-j", "--parallel", "-C", "--build-config", "--timeout", "--output-junit"}
@@ -156,7 +158,7 @@ func (sel *selection) read(fam string, words []string) {
 		takes := func(list []string) bool { return slices.Contains(list, name) }
 		switch {
 		case takes(only) || takes(except):
-			if !has && j+1 < len(words) && !strings.HasPrefix(words[j+1], "-") && !slices.Contains([]string{"--lf", "--last-failed", "--sw", "--stepwise", "--ff", "-o", "--onlyChanged", "--lastCommit", "--ignored", "--only-failures", "--next-failure", "--failed", "--stale"}, name) {
+			if !has && j+1 < len(words) && !strings.HasPrefix(words[j+1], "-") && !slices.Contains([]string{"--lf", "--last-failed", "--sw", "--stepwise", "--ff", "-o", "--onlyChanged", "--lastCommit", "--ignored", "--only-failures", "--next-failure", "--failed", "--stale", "--lib", "--bins", "--tests", "--doc", "--examples", "--benches"}, name) {
 				j++
 				value = words[j]
 			}

@@ -44,18 +44,37 @@ func TestHiddenFailureThenASubset(t *testing.T) {
 		{"both hidden and joined by &&", []Call{edit, ran("go test ./... >/dev/null && go test ./ok/", okOnly)}, ""},
 		{"a failure without names, then all", []Call{failed("go test ./...", ""), edit, ran("go test ./...", all)}, ""},
 		{"a failure without names, then a package", []Call{failed("go test ./...", "go: some error\n"), edit, ran("go test ./ok/", okOnly)}, notAll},
+		// a run is judged in the directory its line changed to (review
+		// evidence3 P2-7)
+		{"a hidden failure, then cd ok && all", []Call{failed("go test ./... >/dev/null", ""), edit, ran("cd ok && go test ./...", okOnly)}, notAll},
+		{"a hidden failure in ok, then all", []Call{failed("cd ok && go test ./... >/dev/null", ""), edit, ran("go test ./...", all)}, ""},
+		{"a hidden failure in ok, then all in ok", []Call{failed("cd ok && go test ./... >/dev/null", ""), edit, ran("cd ok && go test -count=1 ./...", okOnly)}, ""},
+		{"pytest failed in a, then pytest in b", []Call{failed("cd a && pytest -q", "1 failed\n"), edit, ran("cd b && pytest -q", "3 passed\n")}, "does not run all"},
+		{"npm failed in web, then npm at the top", []Call{failed("cd web && npm test", "1 failed\n"), edit, ran("npm test", "ok\n")}, "does not run all"},
+		{"sh -c hides a run, then a subset", []Call{edit, ran("sh -c 'go test ./... >/dev/null'; go test ./ok/", okOnly)}, notAll},
+		{"bash -c hides a run, its own call", []Call{failed("bash -c 'go test ./... >/dev/null'", ""), edit, ran("go test ./ok/", okOnly)}, notAll},
 		{"a hidden failure, then -short", []Call{failed("go test ./... >/dev/null", ""), edit, ran("go test -short ./...", all)}, notAll},
 		{"a named failure, then -short", []Call{failed("go test ./...", "--- FAIL: TestAdd (0.00s)\nFAIL\texample.com/p2\t0.01s\n"), edit, ran("go test -short ./...", all)}, "it runs with -short, under which TestAdd may skip itself"},
 		{"-short when nothing failed", []Call{edit, ran("go test -short ./...", all)}, ""},
 		{"pytest failed, then -k", []Call{failed("pytest", "1 failed, 3 passed\n"), edit, ran("pytest -k add", "1 passed, 3 deselected\n")}, `it does not run all that "pytest" ran`},
 		{"pytest failed, then a file", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q tests/test_a.py", "1 passed\n")}, `it does not run all that "pytest -q" ran`},
 		{"pytest failed, then all", []Call{failed("pytest -q", "1 failed\n"), edit, ran("python3 -m pytest -x", "4 passed\n")}, "does not run all"},
+		// pytest's targets are paths (review evidence3 P2-4)
+		{"pytest node failed, then its file", []Call{failed("pytest tests/test_a.py::test_x", "1 failed\n"), edit, ran("pytest tests/test_a.py", "3 passed\n")}, ""},
+		{"pytest file failed, then its dir", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest tests/", "9 passed\n")}, ""},
+		{"pytest tests/ failed, then tests", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests", "9 passed\n")}, ""},
+		{"pytest dir failed, then a sibling", []Call{failed("pytest tests/", "1 failed\n"), edit, ran("pytest tests_other/", "9 passed\n")}, "does not run all"},
+		{"pytest file failed, then a node of it", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest tests/test_a.py::test_x", "1 passed\n")}, "does not run all"},
+		{"pytest failed, then -c other.ini", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q -c /tmp/other.ini", "3 passed\n")}, "does not run all"},
+		{"pytest failed, then -o python_files", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -q -o python_files=test_ok.py", "3 passed\n")}, "does not run all"},
 		{"pytest failed, then pytest", []Call{failed("pytest -q", "1 failed\n"), edit, ran("pytest -x", "4 passed\n")}, ""},
 		{"pytest on a file failed, then all", []Call{failed("pytest tests/test_a.py", "1 failed\n"), edit, ran("pytest", "9 passed\n")}, ""},
 		{"jest failed, then -t", []Call{failed("npx jest", "Tests: 1 failed\n"), edit, ran("npx jest -t add", "Tests: 1 passed\n")}, `it does not run all that "npx jest" ran`},
 		{"npm test failed, then -- -t", []Call{failed("npm test", "Tests: 1 failed\n"), edit, ran("npm test -- -t add", "Tests: 1 passed\n")}, "does not run all"},
 		{"jest failed, then jest", []Call{failed("npx jest", "Tests: 1 failed\n"), edit, ran("npx jest --ci", "Tests: 4 passed\n")}, ""},
 		{"cargo failed, then a name", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test add", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
+		{"cargo failed, then --lib (review evidence3 P2-7)", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test --lib", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
+		{"cargo failed, then -p crate", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test -p core", "test result: ok. 1 passed\n")}, `it does not run all that "cargo test" ran`},
 		{"cargo failed, then cargo", []Call{failed("cargo test", "test result: FAILED\n"), edit, ran("cargo test --release", "test result: ok. 4 passed\n")}, ""},
 		{"a subset by name when nothing failed", []Call{edit, ran("pytest -k add", "1 passed\n")}, ""},
 		{"pytest -k not", []Call{edit, ran(`pytest -k "not slow"`, "3 passed\n")}, "it skips tests (-k not slow)"},
@@ -141,7 +160,7 @@ func TestFalseRejections(t *testing.T) {
 func wantIn(t *testing.T, ws string, calls []Call, why string) {
 	t.Helper()
 	in := Input{Status: "done", Summary: "All tests pass.", Workspace: ws, StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
-		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls}
+		ReadOnly: tool.ReadOnlyCommand, Commands: segments, Known: trust.KnownPrograms, Calls: calls, Dirs: func(c string) []string { return trust.Dirs(c, ws) }}
 	got := Check(in)
 	if why == "" {
 		if len(got) != 0 {

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,9 +30,9 @@ type LineCommand struct {
 	// one's words as Words gives them; "?" for one that is no simple
 	// command): what reaches the line's output is the last one's.
 	Pipe []string
-	// Detaches: it starts nohup, setsid or disown in command position
-	// (after assignments and wrappers such as env or timeout), which
-	// leaves a job running after the line.
+	// Detaches: a word of it is (or a word's field is) nohup, setsid or
+	// disown, which may leave a job running after the line, unless its
+	// program only reads text (grep setsid notes.txt): see detaches.
 	Detaches bool
 }
 
@@ -56,10 +55,11 @@ type lineAt struct {
 // LineCommands are the simple commands of a shell line and its writing
 // redirections, each once, in the order they are written (a command in
 // a substitution, a group or a loop is a command of its own). ok is false
-// when the line does not parse: nothing can be said of what it runs.
+// when the line does not parse or is past MaxLineBytes/MaxLineNodes:
+// nothing can be said of what it runs.
 func LineCommands(command string) (cmds []LineCommand, ok bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
+	f, ok := parseBounded(command)
+	if !ok {
 		return nil, false
 	}
 	w := &lineWalker{src: command}
@@ -88,12 +88,15 @@ func (w *lineWalker) stmt(st *syntax.Stmt, ctx lineCtx) {
 	switch x := st.Cmd.(type) {
 	case *syntax.CallExpr:
 		w.nested(x, ctx)
-		words := callWords(x)
+		words, det := callWords(x), detaches(x)
+		if len(words) == 0 && det {
+			words = []string{nodeSource(w.src, x)} // env -S 'setsid x': all wrapper
+		}
 		if len(words) == 0 {
 			return
 		}
 		w.all = append(w.all, lineAt{x.Pos().Offset(), LineCommand{Words: words[0], Source: nodeSource(w.src, x), Background: ctx.bg,
-			Hidden: ctx.hidden, Pipe: ctx.pipe, Detaches: detaches(x)}})
+			Hidden: ctx.hidden, Pipe: ctx.pipe, Detaches: det}})
 	case *syntax.BinaryCmd:
 		if x.Op != syntax.Pipe && x.Op != syntax.PipeAll {
 			w.stmt(x.X, ctx)
@@ -101,9 +104,12 @@ func (w *lineWalker) stmt(st *syntax.Stmt, ctx lineCtx) {
 			return
 		}
 		elems := pipeline(x)
+		// Each element's pipe is a suffix of one slice (clipped, so that
+		// no one appends into the next): linear in the pipeline's length.
+		all := append(pipeWords(elems), ctx.pipe...)
 		for i, e := range elems {
 			c := ctx
-			c.pipe = append(pipeWords(elems[i+1:]), ctx.pipe...)
+			c.pipe = slices.Clip(all[i+1:])
 			w.stmt(e, c)
 		}
 	default:
@@ -194,36 +200,6 @@ func stdoutHidden(redirs []*syntax.Redirect, hidden bool) bool {
 		}
 	}
 	return fd["1"]
-}
-
-// detaches reports a command that runs nohup, setsid or disown in command
-// position: after its assignments and any wrapper (env, timeout 5, nice),
-// or as the program find -exec runs.
-func detaches(c *syntax.CallExpr) bool {
-	var words []string
-	for _, w := range c.Args {
-		words = append(words, wordText(w, ""))
-	}
-	for i, w := range words[:max(len(words)-1, 0)] {
-		if b := filepath.Base(words[i+1]); (w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir") && (b == "nohup" || b == "setsid") {
-			return true
-		}
-	}
-	for i := 0; i < len(words); {
-		b := filepath.Base(words[i])
-		switch {
-		case isAssignment(words[i]):
-			i++
-		case b == "nohup" || b == "setsid" || b == "disown":
-			return true
-		default:
-			if _, wrapper := WrapperOptions(b); !wrapper {
-				return false
-			}
-			i = SkipWrapper(words, i)
-		}
-	}
-	return false
 }
 
 // nodeSource is a node's text in the line.

@@ -37,6 +37,25 @@ func TestLineCommandsOutputAndJobs(t *testing.T) {
 		{"sleep 9 & disown", "disown", false, "", true},
 		{"echo nohup", "echo nohup", false, "", false},
 		{"find . -name x -exec setsid sh -c 'sleep 9' ';'", "find . -name x -exec setsid sh -c sleep 9 ;", false, "", true},
+		// a detach word anywhere, unless the program only reads text (review
+		// evidence3 P2-5)
+		{"flock /tmp/l setsid sh -c 'sleep 30; echo x >> a.go'", "flock /tmp/l setsid sh -c sleep 30; echo x >> a.go", false, "", true},
+		{"unshare -U setsid sh -c 'sleep 9'", "unshare -U setsid sh -c sleep 9", false, "", true},
+		{"chroot / setsid sh -c 'sleep 9'", "chroot / setsid sh -c sleep 9", false, "", true},
+		{"busybox setsid sh -c 'sleep 9'", "busybox setsid sh -c sleep 9", false, "", true},
+		{"parallel setsid ::: a", "parallel setsid ::: a", false, "", true},
+		{"watch setsid x", "watch setsid x", false, "", true},
+		{"echo a | xargs setsid touch", "touch", false, "", true},
+		{"sudo setsid x", "x", false, "", true},
+		{"env -S 'setsid x'", "env -S 'setsid x'", false, "", true},
+		{"script -c 'setsid x'", "script -c setsid x", false, "", true},
+		{"grep -rn nohup internal/", "grep -rn nohup internal/", false, "", false},
+		{"rg --pre setsid x .", "rg --pre setsid x .", false, "", true},
+		{"sed -n /setsid/p notes.txt", "sed -n /setsid/p notes.txt", false, "", false},
+		{"sed -n 's/a/setsid x/e' notes.txt", "sed -n s/a/setsid x/e notes.txt", false, "", true},
+		{"awk '/nohup/' notes.txt", "awk /nohup/ notes.txt", false, "", false},
+		{"awk '{system(\"setsid x\")}' notes.txt", "awk {system(\"setsid x\")} notes.txt", false, "", true},
+		{"printf '%s\\n' disown", "printf %s\\n disown", false, "", false},
 	} {
 		cmds, ok := LineCommands(tc.line)
 		if !ok {
@@ -62,6 +81,18 @@ func TestStatusCommandsPipefail(t *testing.T) {
 		{"set -euo pipefail && go test ./... 2>&1 | tee /tmp/log", "set -euo pipefail|go test ./...|tee /tmp/log"},
 		{"set -o pipefail; set +o pipefail; go test ./... | tail", "tail"},
 		{"(set -o pipefail); go test ./... | tail", "tail"},
+		// set reads options up to --, - or its first operand, as bash does
+		// (review evidence3 P1-1).
+		{"set -- -o pipefail; sh fail.sh 2>&1 | tail -n 0", "tail -n 0"},
+		{"set x -o pipefail; go test ./... | tail", "tail"},
+		{"set - -o pipefail; go test ./... | tail", "tail"},
+		{"set -e -- -o pipefail; go test ./... | tail", "tail"},
+		{"set -o nosuch -o pipefail; go test ./... | tail", "tail"},
+		{"set -Z -o pipefail; go test ./... | tail", "tail"},
+		{"set -o pipefail +o pipefail; go test ./... | tail", "tail"},
+		{"set -o pipefail -- x; go test ./... | tail", "go test ./...|tail"},
+		{"set -e -o errexit -o pipefail x; go test ./... | tail", "go test ./...|tail"},
+		{"set -- -o pipefail && go test ./... | grep -v FAIL", "set -- -o pipefail|grep -v FAIL"},
 	} {
 		if got := strings.Join(StatusCommands(tc.line), "|"); got != tc.want {
 			t.Errorf("%q: status commands %q, want %q", tc.line, got, tc.want)

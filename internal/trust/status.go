@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -18,10 +19,11 @@ import (
 // of `||` or on either side of it, negated with `!`, in the background or
 // in an if or loop proves nothing by the line's status. Each is its words
 // joined by single spaces, after VAR=value assignments and wrappers such as
-// env, timeout 60 or nice. A line that does not parse has none.
+// env, timeout 60 or nice. A line that does not parse, or is past
+// MaxLineBytes/MaxLineNodes, has none.
 func StatusCommands(command string) []string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil || len(f.Stmts) == 0 {
+	f, ok := parseBounded(command)
+	if !ok || len(f.Stmts) == 0 {
 		return nil
 	}
 	pipefail := false
@@ -65,7 +67,10 @@ func statusOf(st *syntax.Stmt, pipefail *bool) []string {
 
 // setsPipefail is whether pipefail is on after the statement st, given
 // on before it: a `set` that turns it on (-o pipefail, -euo pipefail) or
-// off (+o pipefail); any other statement leaves it as it was.
+// off (+o pipefail); any other statement leaves it as it was. set's
+// options are read as bash reads them: up to `--`, `-` or the first word
+// that is no option (`set -- -o pipefail` sets positional parameters),
+// and not past a letter bash does not know (set fails there).
 func setsPipefail(st *syntax.Stmt, on bool) bool {
 	c, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || st.Background || len(c.Args) == 0 || wordText(c.Args[0], "") != "set" {
@@ -75,14 +80,37 @@ func setsPipefail(st *syntax.Stmt, on bool) bool {
 	for _, w := range c.Args[1:] {
 		words = append(words, wordText(w, ""))
 	}
-	for i := 0; i+1 < len(words); i++ {
+	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if len(w) < 2 || (w[0] != '-' && w[0] != '+') || !strings.Contains(w[1:], "o") || words[i+1] != "pipefail" {
-			continue
+		if w == "--" || w == "-" || len(w) < 2 || (w[0] != '-' && w[0] != '+') {
+			return on
 		}
-		on = w[0] == '-'
+		for _, r := range w[1:] {
+			switch {
+			case r == 'o':
+				i++
+				if i >= len(words) {
+					return on
+				}
+				if !slices.Contains(setOptionNames(), words[i]) {
+					return on // an invalid option name: set stops there
+				}
+				if words[i] == "pipefail" {
+					on = w[0] == '-'
+				}
+			case !strings.ContainsRune("abefhkmnptuvxBCEHPT", r):
+				return on // an invalid option: set stops with an error
+			}
+		}
 	}
 	return on
+}
+
+// setOptionNames are the names bash's `set -o` knows.
+func setOptionNames() []string {
+	return strings.Fields("allexport braceexpand emacs errexit errtrace functrace hashall histexpand history " +
+		"ignoreeof interactive-comments keyword monitor noclobber noexec noglob nolog notify nounset onecmd " +
+		"physical pipefail posix privileged verbose vi xtrace")
 }
 
 // callWords is a simple command's words from its program on, joined.

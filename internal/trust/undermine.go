@@ -42,14 +42,13 @@ func Undermined(command string) string { return UnderminedBy(command, nil) }
 // says that script is not the child's doing: the parent pinned it when it
 // spawned the child and it is unchanged (spawn: venvPins). nil trusts none.
 func UnderminedBy(command string, trusted func(path string) bool) string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
-		return "the line does not parse"
+	f, why := parseWhy(command)
+	if why != "" {
+		return why
 	}
 	if movesDir(f) {
 		trusted = nil // the path the line sources is not the one it names
 	}
-	why := ""
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if why != "" {
 			return false
@@ -252,7 +251,7 @@ func statusVariable(name, value string) bool {
 		for _, f := range strings.Fields(value) {
 			f, v, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
 			switch f {
-			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args":
+			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args", "modfile":
 				return true
 			case "count":
 				if v == "0" {
@@ -265,6 +264,8 @@ func statusVariable(name, value string) bool {
 	switch name {
 	case "PATH":
 		return !appendsPath(value)
+	case "GOWORK": // chooses the modules go builds, as a changed go.work would
+		return value != "off"
 	case "NODE_OPTIONS":
 		return !harmlessNodeOptions(value)
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
