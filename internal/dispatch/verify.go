@@ -39,6 +39,9 @@ type TreeState struct {
 	Head    string            `json:",omitempty"`
 	HeadRef string            `json:",omitempty"`
 	Refs    map[string]string `json:",omitempty"`
+	// GitDirs are the real paths of the git directory and the common
+	// directory (treerefs.go gitDirs).
+	GitDirs []string `json:",omitempty"`
 	// Nested are the nested repositories' states (untracked clones,
 	// submodules), by their directory below Root (SnapshotNested), and
 	// NestedLeftOut those past its bound.
@@ -95,7 +98,7 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	<-refsc
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
-		st.Head, st.HeadRef, st.Refs = refs.Head, refs.HeadRef, refs.Refs
+		st.Head, st.HeadRef, st.Refs, st.GitDirs = refs.Head, refs.HeadRef, refs.Refs, refs.GitDirs
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
 		}

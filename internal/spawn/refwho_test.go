@@ -154,3 +154,49 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	must(t, err)
 	return strings.TrimSpace(string(out))
 }
+
+// TestRefMovedThroughALinkIsCredited (reportfix P1): an in-place writer
+// that runs no command but writes a ref through a path that does not say
+// .git (a `gl -> .git` link the repository ships, or a gitfile's separate
+// git dir) moved it: the ref is on Refs changed and in the verdict, never
+// on the note that credits it away.
+func TestRefMovedThroughALinkIsCredited(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: the record of a child's calls is its word, and brood credits it with every ref")
+	}
+	for _, tc := range []struct{ name, path string }{
+		{"symlink", "gl/refs/heads/evil"},
+		{"separate git dir", "gd/refs/heads/evil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, "", nil)
+			must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(p.root, ".gitignore"), []byte(".brood/\ngd/\n"), 0o644))
+			if tc.name == "symlink" {
+				must(t, os.Symlink(".git", filepath.Join(p.root, "gl")))
+			} else {
+				git(t, p.root, "init", "-q", "--separate-git-dir="+filepath.Join(p.root, "gd"))
+			}
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			sha := gitOut(t, p.root, "rev-parse", "HEAD")
+			script := "agents:\n  general-purpose:\n    - tools:\n        - Write: {file_path: '" + tc.path + "', content: \"" + sha + "\\n\"}\n" +
+				"    - say: \"## What I did\\nwrote\\n## What I found\\nnothing\\n## Files changed\\nnone\\n## Problems\\nnone\"\n"
+			must(t, os.WriteFile(p.script, []byte(script), 0o644))
+			d := hookedDispatcher(t, p, p.settings(nil), nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "write"})
+			must(t, err)
+			if gitOut(t, p.root, "rev-parse", "--verify", "-q", "refs/heads/evil") != sha {
+				t.Fatalf("the child's write moved no ref:\n%s", out.Text)
+			}
+			if strings.Contains(out.Text, "not by it") || !strings.Contains(out.Text, "Refs changed:") || !strings.Contains(out.Text, "refs/heads/evil") {
+				t.Errorf("the ref the child moved is not credited to it:\n%s", out.Text)
+			}
+			tk, err := dispatch.LoadTask(p.root, out.TaskID)
+			must(t, err)
+			if tk.Verdict == nil || len(tk.Verdict.Refs) == 0 {
+				t.Errorf("the verdict credits the child with no ref: %+v", tk.Verdict)
+			}
+		})
+	}
+}

@@ -15,7 +15,7 @@ import (
 // yours, a hook's or an editor's fetch, said on a note (report21).
 func (s *spawn) itsRefs(refs []string) []string {
 	env := s.j.env
-	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || !s.prog.calls.ranNoCommand() {
+	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || s.before == nil || !s.prog.calls.ranNoCommand(env.Workspace, s.before.GitDirs) {
 		return refs
 	}
 	env.Notes = append(env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(refs, 50))
