@@ -45,6 +45,9 @@ func snapshotRefs(ctx context.Context, root string, st *TreeState) {
 		}
 	}
 	st.GitDirs = gitDirs(ctx, root)
+	for _, g := range st.GitDirs {
+		st.ExcludePrint += statPrint(filepath.Join(g, "info", "exclude")) + ";"
+	}
 }
 
 // gitDirs are the real paths of the repository's git directory and its
