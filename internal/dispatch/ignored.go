@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // A writer can hide a file it makes from git status by ignoring it: a new
@@ -149,12 +152,40 @@ func IgnoredBound(before, after *TreeState) string {
 	return ""
 }
 
-// SplitIgnored splits changed (Changed's, between a and b) into the paths
-// git ignored before or after and the others. A path named inside a new
-// ignored directory (expandNewIgnored) is ignored.
-func SplitIgnored(a, b *TreeState, changed []string) (ignored, others []string) {
+// SplitIgnored splits changed (Changed's, between a and b) into the
+// paths the base's rules ignore and the others, judged by the state
+// before the run only (a, whose listing the base's rules made): a path
+// the child's own new ignore rules ignore is its change (reportfix P2).
+// A path is ignored when a listed it as ignored, or when it is below a
+// directory the base's rules ignore by its own name (IgnoredWhole; not a
+// directory git listed whole only because each of its files matched, as
+// config/ under *.env). No path below a .gitignore that changed during
+// the run is set aside. A path new to the tree (a build's new build/) is
+// asked of git's rules now (check-ignore) only when none of the ignore
+// files it reads changed: the rules are then the base's.
+func SplitIgnored(ctx context.Context, a, b *TreeState, changed []string) (ignored, others []string) {
+	var ruled []string // the directories whose .gitignore changed
 	for _, p := range changed {
-		if isIgnored(a, p) || isIgnored(b, p) {
+		if path.Base(p) == ".gitignore" {
+			ruled = append(ruled, path.Dir(p))
+		}
+	}
+	aside := map[string]bool{}
+	var ask []string
+	for _, p := range changed {
+		switch {
+		case underAny(p, ruled):
+		case baseIgnores(a, p):
+			aside[p] = true
+		case !listedAbove(a, p) && a.ExcludePrint == b.ExcludePrint:
+			ask = append(ask, p)
+		}
+	}
+	for _, p := range checkIgnore(ctx, b.Root, ask) {
+		aside[p] = true
+	}
+	for _, p := range changed {
+		if aside[p] {
 			ignored = append(ignored, p)
 		} else {
 			others = append(others, p)
@@ -163,7 +194,50 @@ func SplitIgnored(a, b *TreeState, changed []string) (ignored, others []string) 
 	return ignored, others
 }
 
-func isIgnored(st *TreeState, p string) bool {
+// listedAbove reports whether st lists p or a directory above it.
+func listedAbove(st *TreeState, p string) bool {
+	if _, ok := st.Files[p]; ok {
+		return true
+	}
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if _, ok := st.Files[dir+"/"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIgnore returns those of paths (relative to top) git's rules
+// ignore, as check-ignore says; none when it cannot say.
+func checkIgnore(ctx context.Context, top string, paths []string) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	in := strings.NewReader(strings.Join(paths, "\x00") + "\x00")
+	// check-ignore refuses literal pathspecs (gitx's default); its paths
+	// are matched as names, not as patterns, either way.
+	env := []string{"GIT_LITERAL_PATHSPECS=0"}
+	out, _ := gitx.Cmd{Dir: top, NoFilters: true, Stdin: in, Env: env}.Run(ctx, "check-ignore", "--no-index", "-z", "--stdin")
+	var got []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			got = append(got, p)
+		}
+	}
+	return got
+}
+
+// underAny reports whether p is below one of dirs ("." is the top).
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "." || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func baseIgnores(st *TreeState, p string) bool {
 	if st == nil {
 		return false
 	}
@@ -171,9 +245,25 @@ func isIgnored(st *TreeState, p string) bool {
 		return f == ignoredDir || strings.HasPrefix(f, "ignored:")
 	}
 	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
-		if st.Files[dir+"/"] == ignoredDir {
+		if st.Files[dir+"/"] == ignoredDir && slices.Contains(st.IgnoredWhole, dir+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// ignoredWhole are those of the directories ls (listIgnored's output)
+// lists whole that the rules ignore by their own name (git check-ignore):
+// git also lists whole a directory each of whose files is ignored.
+func ignoredWhole(ctx context.Context, top string, ls []byte) []string {
+	var dirs []string
+	for _, p := range strings.Split(string(ls), "\x00") {
+		if strings.HasSuffix(p, "/") && p != ".brood/" && !strings.HasPrefix(p, ".brood/") {
+			dirs = append(dirs, p)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return checkIgnore(ctx, top, dirs)
 }

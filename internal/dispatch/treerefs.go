@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -43,6 +44,38 @@ func snapshotRefs(ctx context.Context, root string, st *TreeState) {
 			}
 		}
 	}
+	st.GitDirs = gitDirs(ctx, root)
+	for _, g := range st.GitDirs {
+		st.ExcludePrint += statPrint(filepath.Join(g, "info", "exclude")) + ";"
+	}
+}
+
+// gitDirs are the real paths of the repository's git directory and its
+// common directory (which holds every linked worktree's gitdir), as git
+// resolves them from root: a file written under one may move a ref, if
+// the path it was written by says .git or not (a shipped `gl -> .git`, a
+// gitfile to a separate git dir). Nil when git cannot say.
+func gitDirs(ctx context.Context, root string) []string {
+	out, err := gitOutput(ctx, root, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l == "" {
+			continue
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(root, l)
+		}
+		if r, err := filepath.EvalSymlinks(l); err == nil {
+			l = r
+		}
+		if !slices.Contains(dirs, l) {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs
 }
 
 // SnapshotNested snapshots each nested repository at dirs (relative to

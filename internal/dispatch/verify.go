@@ -39,6 +39,9 @@ type TreeState struct {
 	Head    string            `json:",omitempty"`
 	HeadRef string            `json:",omitempty"`
 	Refs    map[string]string `json:",omitempty"`
+	// GitDirs are the real paths of the git directory and the common
+	// directory (treerefs.go gitDirs).
+	GitDirs []string `json:",omitempty"`
 	// Nested are the nested repositories' states (untracked clones,
 	// submodules), by their directory below Root (SnapshotNested), and
 	// NestedLeftOut those past its bound.
@@ -49,6 +52,11 @@ type TreeState struct {
 	// not list the ignored paths at all.
 	IgnoredCut      int  `json:",omitempty"`
 	IgnoredUnlisted bool `json:",omitempty"`
+	// IgnoredWhole are the directories listed whole that the rules ignore
+	// by their own name (ignored.go ignoredWhole).
+	IgnoredWhole []string `json:",omitempty"`
+	// ExcludePrint fingerprints the git dirs' info/exclude files.
+	ExcludePrint string `json:",omitempty"`
 }
 
 const maxWalk = 20000
@@ -64,6 +72,7 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		err error
 	}
 	topc, statc, ignc := make(chan answer, 1), make(chan answer, 1), make(chan answer, 1)
+	var whole []string
 	var refs TreeState
 	refsc := make(chan struct{})
 	go func() {
@@ -81,6 +90,9 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		// status's are): a file a writer hides by ignoring it is still
 		// its change (ignored.go).
 		out, err := listIgnored(ctx, strings.TrimSpace(string(top)))
+		if err == nil {
+			whole = ignoredWhole(ctx, strings.TrimSpace(string(top)), out)
+		}
 		ignc <- answer{out, err}
 	}()
 	go func() {
@@ -95,12 +107,13 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	<-refsc
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
-		st.Head, st.HeadRef, st.Refs = refs.Head, refs.HeadRef, refs.Refs
+		st.Head, st.HeadRef, st.Refs, st.GitDirs, st.ExcludePrint = refs.Head, refs.HeadRef, refs.Refs, refs.GitDirs, refs.ExcludePrint
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
 		}
 		if ign.err == nil {
 			addIgnored(st, ign.out)
+			st.IgnoredWhole = whole
 		} else {
 			st.IgnoredUnlisted = true
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -259,13 +260,17 @@ func not(b bool) string {
 var runsNothing = []string{"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "Edit", "Write", "NotebookEdit"}
 
 // ranNoCommand reports whether the run's calls, as the parent recorded
-// them, ran no program and wrote into no .git directory: such a child
+// them, ran no program and wrote into no git directory: such a child
 // moved no git ref, and a ref that moved during its run is someone
-// else's (report21). False when the record has gaps.
-func (l *callLog) ranNoCommand() bool {
+// else's (report21). Each written path is resolved as the kernel would
+// (relative to the workspace, its parent's real path) and compared with
+// the repository's git directories (gitDirs, taken before the run): a
+// path under one, through a symbolic link, or that cannot be resolved may
+// have moved a ref. False when the record has gaps.
+func (l *callLog) ranNoCommand(workspace string, gitDirs []string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.gaps) > 0 {
+	if len(l.gaps) > 0 || len(gitDirs) == 0 {
 		return false
 	}
 	for _, c := range l.calls {
@@ -274,6 +279,46 @@ func (l *callLog) ranNoCommand() bool {
 			return false
 		}
 		if p := "/" + filepath.ToSlash(c.Path) + "/"; strings.Contains(strings.ToLower(p), "/.git/") {
+			return false
+		}
+		if c.Path != "" && slices.Contains([]string{"Edit", "Write", "NotebookEdit"}, name) && !outsideGit(workspace, c.Path, gitDirs) {
+			return false
+		}
+	}
+	return true
+}
+
+// outsideGit reports whether p (as a call gave it, relative to
+// workspace) names a file through no symbolic link and under none of
+// gitDirs.
+func outsideGit(workspace, p string, gitDirs []string) bool {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workspace, p)
+	}
+	p = filepath.Clean(p)
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return false
+	}
+	real := filepath.Join(dir, filepath.Base(p))
+	// Through no link: the lexical path, the workspace's part resolved,
+	// is the real one, and the file itself is no link.
+	lexical := p
+	if rel, err := filepath.Rel(filepath.Clean(workspace), p); err == nil && filepath.IsLocal(rel) {
+		lexical = filepath.Join(ws, rel)
+	}
+	if lexical != real {
+		return false
+	}
+	if fi, err := os.Lstat(real); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
+	for _, g := range gitDirs {
+		if real == g || strings.HasPrefix(real, g+string(filepath.Separator)) {
 			return false
 		}
 	}

@@ -154,3 +154,121 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	must(t, err)
 	return strings.TrimSpace(string(out))
 }
+
+// TestRefMovedThroughALinkIsCredited (reportfix P1): an in-place writer
+// that runs no command but writes a ref through a path that does not say
+// .git (a `gl -> .git` link the repository ships, or a gitfile's separate
+// git dir) moved it: the ref is on Refs changed and in the verdict, never
+// on the note that credits it away.
+func TestRefMovedThroughALinkIsCredited(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: the record of a child's calls is its word, and brood credits it with every ref")
+	}
+	for _, tc := range []struct{ name, path string }{
+		{"symlink", "gl/refs/heads/evil"},
+		{"separate git dir", "gd/refs/heads/evil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, "", nil)
+			must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(p.root, ".gitignore"), []byte(".brood/\ngd/\n"), 0o644))
+			if tc.name == "symlink" {
+				must(t, os.Symlink(".git", filepath.Join(p.root, "gl")))
+			} else {
+				git(t, p.root, "init", "-q", "--separate-git-dir="+filepath.Join(p.root, "gd"))
+			}
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			sha := gitOut(t, p.root, "rev-parse", "HEAD")
+			script := "agents:\n  general-purpose:\n    - tools:\n        - Write: {file_path: '" + tc.path + "', content: \"" + sha + "\\n\"}\n" +
+				"    - say: \"## What I did\\nwrote\\n## What I found\\nnothing\\n## Files changed\\nnone\\n## Problems\\nnone\"\n"
+			must(t, os.WriteFile(p.script, []byte(script), 0o644))
+			d := hookedDispatcher(t, p, p.settings(nil), nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "write"})
+			must(t, err)
+			if gitOut(t, p.root, "rev-parse", "--verify", "-q", "refs/heads/evil") != sha {
+				t.Fatalf("the child's write moved no ref:\n%s", out.Text)
+			}
+			if strings.Contains(out.Text, "not by it") || !strings.Contains(out.Text, "Refs changed:") || !strings.Contains(out.Text, "refs/heads/evil") {
+				t.Errorf("the ref the child moved is not credited to it:\n%s", out.Text)
+			}
+			tk, err := dispatch.LoadTask(p.root, out.TaskID)
+			must(t, err)
+			if tk.Verdict == nil || len(tk.Verdict.Refs) == 0 {
+				t.Errorf("the verdict credits the child with no ref: %+v", tk.Verdict)
+			}
+		})
+	}
+}
+
+// writeHook is a PreToolUse hook that writes files in the project while
+// a child runs: it stands in for a read-only child's own write channel
+// (an MCP tool's, say).
+type writeHook struct {
+	t     *testing.T
+	root  string
+	files map[string]string
+}
+
+func (h writeHook) Filter() protocol.HookFilter {
+	return protocol.HookFilter{protocol.HookPreToolUse: {""}}
+}
+
+func (h writeHook) Run(context.Context, protocol.Hook) protocol.HookReply {
+	for name, body := range h.files {
+		p := filepath.Join(h.root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			h.t.Errorf("the write: %v", err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			h.t.Errorf("the write: %v", err)
+		}
+	}
+	return protocol.HookReply{}
+}
+
+// TestReadOnlyChildsIgnoreRulesAreNotBelieved (reportfix P2): a
+// read-only child without Landlock whose tree gets files the base's
+// rules do not ignore is rejected, when it ignores them itself (a new
+// src/.gitignore `*`) and when they are new in a directory git listed
+// whole only because each of its files matched (config/ under *.env).
+func TestReadOnlyChildsIgnoreRulesAreNotBelieved(t *testing.T) {
+	agents := map[string]string{
+		"looker": "---\nname: looker\ndescription: reads\ntools: Read\n---\nYou look.\n",
+	}
+	script := `
+agents:
+  looker:
+    - tools:
+        - Read: {file_path: 'main.go'}
+    - say: "## What I did\nread\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"its own gitignore", map[string]string{"src/.gitignore": "*\n", "src/evil.go": "package evil\n"}},
+		{"a dir listed by its files", map[string]string{"config/evil.go": "package evil\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, script, agents)
+			must(t, os.WriteFile(filepath.Join(p.root, "main.go"), []byte("package main\n"), 0o644))
+			must(t, os.MkdirAll(filepath.Join(p.root, "src"), 0o755))
+			must(t, os.MkdirAll(filepath.Join(p.root, "config"), 0o755))
+			must(t, os.WriteFile(filepath.Join(p.root, "src", "a.go"), []byte("package src\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(p.root, "config", "a.env"), []byte("K=v\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(p.root, ".gitignore"), []byte(".brood/\n*.env\n"), 0o644))
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			d := hookedDispatcher(t, p, p.settings(func(s *settings.Settings) { s.Isolation.NoLandlock = true }), writeHook{t: t, root: p.root, files: tc.files})
+			out, err := d.Call(context.Background(), call.Spec{Agent: "looker", Prompt: "look"})
+			must(t, err)
+			if strings.Contains(out.Text, `status="done"`) {
+				t.Errorf("the read-only child that wrote files the base does not ignore is done:\n%s", out.Text)
+			}
+			if _, note, _ := strings.Cut(out.Text, "brood cannot tell): "); strings.Contains(strings.SplitN(note, "\n", 2)[0], "evil.go") {
+				t.Errorf("files the base does not ignore are set aside as ignored:\n%s", out.Text)
+			}
+		})
+	}
+}

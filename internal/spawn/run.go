@@ -213,7 +213,7 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			touched := s.d.parentW.touched(s.pwin)
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			if env.ReadOnly {
-				changed = s.ignoredAside(s.before, after, changed)
+				changed = s.ignoredAside(context.WithoutCancel(ctx), s.before, after, changed)
 			}
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 			want.Refs = s.itsRefs(dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after))

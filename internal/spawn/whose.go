@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"strings"
 
 	"github.com/broodhq/brood/internal/dispatch"
@@ -15,7 +16,7 @@ import (
 // yours, a hook's or an editor's fetch, said on a note (report21).
 func (s *spawn) itsRefs(refs []string) []string {
 	env := s.j.env
-	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || !s.prog.calls.ranNoCommand() {
+	if len(refs) == 0 || s.prog == nil || !callsHeld(env) || s.before == nil || !s.prog.calls.ranNoCommand(env.Workspace, s.before.GitDirs) {
 		return refs
 	}
 	env.Notes = append(env.Notes, "git refs changed while it ran, not by it (it ran no command: yours, a hook's or another process's): "+dispatch.RefsLine(refs, 50))
@@ -27,8 +28,8 @@ func (s *spawn) itsRefs(refs []string) []string {
 // editor or a build of yours writes ignored files (.idea/, build/) while
 // it runs, and brood cannot tell whose they are, so they do not reject
 // it (report21).
-func (s *spawn) ignoredAside(before, after *dispatch.TreeState, changed []string) []string {
-	ignored, others := dispatch.SplitIgnored(before, after, changed)
+func (s *spawn) ignoredAside(ctx context.Context, before, after *dispatch.TreeState, changed []string) []string {
+	ignored, others := dispatch.SplitIgnored(ctx, before, after, changed)
 	if len(ignored) > 0 {
 		s.j.env.Notes = append(s.j.env.Notes, "ignored files changed while it ran (by it, or by your editor or build meanwhile: brood cannot tell): "+strings.Join(ignored, ", "))
 	}
