@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,9 @@ type TreeState struct {
 	// NestedLeftOut those past its bound.
 	Nested        map[string]*TreeState `json:",omitempty"`
 	NestedLeftOut []string              `json:",omitempty"`
+	// Modes are the mode bits of the root (".") and the dirty files
+	// (addModes): ModeChanges reports those a writer gave others.
+	Modes map[string]uint32 `json:",omitempty"`
 }
 
 const maxWalk = 20000
@@ -81,9 +85,12 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
 		st.Head, st.HeadRef, st.Refs = refs.Head, refs.HeadRef, refs.Refs
+		var dirty []string
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
+			dirty = strings.Split(string(stat.out), "\x00")
 		}
+		addModes(st, append(slices.Collect(maps.Keys(st.Files)), dirty...))
 		return st, nil
 	}
 	if ctx.Err() != nil {
@@ -188,6 +195,7 @@ func hashFile(path string) string {
 
 func walkState(root string) (*TreeState, error) {
 	st := &TreeState{Root: root, Files: map[string]string{}}
+	addModes(st, nil) // the root's; the files' from the walk's own lstat
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -208,6 +216,9 @@ func walkState(root string) (*TreeState, error) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		st.Files[rel] = fmt.Sprintf("%d:%d", info.Size(), info.ModTime().UnixNano())
+		if s, ok := info.Sys().(*syscall.Stat_t); ok && info.Mode()&fs.ModeSymlink == 0 {
+			st.Modes[rel] = s.Mode & 0o7777
+		}
 		return nil
 	})
 	return st, err
