@@ -104,7 +104,7 @@ func inCopy(t *testing.T, co *codesnap.Checkout, op viewOp) viewOut {
 		spec, _ := json.Marshal(op)
 		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = append(os.Environ(), viewEnv+"="+string(spec))
-		if err := co.Mount.Configure(cmd); err != nil {
+		if err := co.Mount.Configure(cmd, nil); err != nil {
 			t.Fatal(err)
 		}
 		var stderr bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,9 @@ type TreeState struct {
 	IgnoredWhole []string `json:",omitempty"`
 	// ExcludePrint fingerprints the git dirs' info/exclude files.
 	ExcludePrint string `json:",omitempty"`
+	// Modes are the mode bits of the root (".") and the dirty files
+	// (addModes): ModeChanges reports those a writer gave others.
+	Modes map[string]uint32 `json:",omitempty"`
 }
 
 const maxWalk = 20000
@@ -108,9 +112,12 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
 		st.Head, st.HeadRef, st.Refs, st.GitDirs, st.ExcludePrint = refs.Head, refs.HeadRef, refs.Refs, refs.GitDirs, refs.ExcludePrint
+		var dirty []string
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
+			dirty = strings.Split(string(stat.out), "\x00")
 		}
+		addModes(st, append(slices.Collect(maps.Keys(st.Files)), dirty...))
 		if ign.err == nil {
 			addIgnored(st, ign.out)
 			st.IgnoredWhole = whole
@@ -221,6 +228,7 @@ func hashFile(path string) string {
 
 func walkState(root string) (*TreeState, error) {
 	st := &TreeState{Root: root, Files: map[string]string{}}
+	addModes(st, nil) // the root's; the files' from the walk's own lstat
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -241,6 +249,9 @@ func walkState(root string) (*TreeState, error) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		st.Files[rel] = fmt.Sprintf("%d:%d", info.Size(), info.ModTime().UnixNano())
+		if s, ok := info.Sys().(*syscall.Stat_t); ok && info.Mode()&fs.ModeSymlink == 0 {
+			st.Modes[rel] = s.Mode & 0o7777
+		}
 		return nil
 	})
 	return st, err

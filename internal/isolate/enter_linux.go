@@ -130,7 +130,11 @@ func mountOverlay(spec mountSpec) error {
 	}
 	// Every mount but what it writes read-only, first: its task
 	// directory is then bound into the copy from its writable bind.
-	if err := writeOnly(overlayWrites(spec)); err != nil {
+	layers, err := overlayLayers(spec)
+	if err != nil {
+		return err
+	}
+	if err := writeOnly(overlayWrites(spec, layers)); err != nil {
 		return err
 	}
 	type kept struct {
@@ -164,6 +168,9 @@ func mountOverlay(spec mountSpec) error {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
 	}
 	openWorkAt(wfd)
+	if err := readOnlyAgain(layers); err != nil {
+		return err
+	}
 	// A covered path stays where it is: no directory above it in the
 	// copy can be renamed (pinAncestors).
 	if err := pinAncestors(slices.Concat(spec.Covered, spec.Denied), []string{spec.Root}); err != nil {
@@ -215,12 +222,61 @@ func mountOverlay(spec mountSpec) error {
 // copy (the copy is a mount of its own, writable): spec.Writes beyond
 // the tree, and the directories it keeps writing through to the real
 // tree (its task directory among them).
-func overlayWrites(spec mountSpec) []string {
+func overlayWrites(spec mountSpec, layers string) []string {
 	if len(spec.Writes) == 0 {
 		return nil
 	}
 	out := slices.DeleteFunc(slices.Clone(spec.Writes), func(p string) bool { return within(spec.Root, p) })
+	if layers != "" {
+		out = append(out, layers)
+	}
 	return append(out, spec.Keep...)
+}
+
+// overlayLayers is the directory holding the overlay's upper and work
+// directories where no directory the child writes holds them (a fleet
+// worker's job directory: Mount), "" otherwise: they must be on one
+// writable mount when the overlay is mounted, and that mount is made
+// read-only again right after (readOnlyAgain) — the overlay keeps its own
+// private copy of it, writable. It may hold neither the copy nor what
+// the child writes.
+func overlayLayers(spec mountSpec) (string, error) {
+	if len(spec.Writes) == 0 || spec.Upper == "" {
+		return "", nil
+	}
+	up, work := filepath.Clean(spec.Upper), filepath.Clean(spec.Work)
+	writes := slices.Concat(spec.Writes, spec.Keep)
+	if slices.ContainsFunc(writes, func(w string) bool { return within(w, up) && within(w, work) }) {
+		return "", nil
+	}
+	d := up
+	for !within(d, work) {
+		d = filepath.Dir(d)
+	}
+	for _, w := range append(writes, spec.Root) {
+		if within(d, w) {
+			return "", fmt.Errorf("isolate: the overlay's upper and work directories' parent %s holds %s, which the child writes: put them in a directory of their own", d, w)
+		}
+	}
+	return d, nil
+}
+
+// readOnlyAgain makes layers' mounts read-only once the overlay is
+// mounted.
+func readOnlyAgain(layers string) error {
+	if layers == "" {
+		return nil
+	}
+	fd, err := openNoLinks(layers)
+	if err != nil {
+		return fmt.Errorf("isolate: open the overlay's layers %s: %w", layers, err)
+	}
+	defer unix.Close(fd)
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("isolate: make the overlay's layers %s read-only again: %w", layers, err)
+	}
+	return nil
 }
 
 // overlayOptions is the overlay's mount data for these layers. Each path

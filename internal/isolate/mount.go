@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 )
 
 // Mount is an overlay prepared by someone else: a fleet worker's copy of a
@@ -27,9 +28,16 @@ type Mount struct {
 // Workspace.Configure, call it after anything that replaces cmd.Env or
 // cmd.SysProcAttr wholesale.
 //
-// denied are the paths the child's Read deny rules match (WriterDenied):
-// covered in its namespace once the overlay is mounted.
-func (m *Mount) Configure(cmd *exec.Cmd, denied ...string) error {
+// writes are the directories the child's Landlock rules let it write
+// (WriterWritable; a read-only child's task directory): every other mount
+// of its namespace but its copy is read-only (writeOnly),
+// so it changes no file's mode, owner, times or extended attributes on
+// the worker outside them (the layers' directory is writable only while
+// the overlay is mounted: overlayLayers). None: the worker's mounts as they are (a child
+// without Landlock). denied are the paths the child's Read deny rules
+// match (WriterDenied): covered in its namespace once the overlay is
+// mounted.
+func (m *Mount) Configure(cmd *exec.Cmd, writes []string, denied ...string) error {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
@@ -43,6 +51,7 @@ func (m *Mount) Configure(cmd *exec.Cmd, denied ...string) error {
 		cmd.Dir = m.Root
 	}
 	spec := mountSpec{Mode: ModeOverlay, Root: m.Root, Upper: m.Upper, Work: m.Work, Cwd: m.Dir, UserXattr: m.UserXattr, Denied: denied}
+	spec.Writes = slices.Clone(writes)
 	return spec.pass(cmd)
 }
 

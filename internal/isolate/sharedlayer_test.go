@@ -263,7 +263,7 @@ func TestMountedOverlayChildGetsNoLayer(t *testing.T) {
 	cmd := exec.Command("true")
 	sandbox.OnThrowawayThread(func() {
 		m := &Mount{Root: root, Upper: t.TempDir(), Work: t.TempDir(), Dir: root}
-		if err := m.Configure(cmd); err != nil {
+		if err := m.Configure(cmd, nil); err != nil {
 			done <- err
 			return
 		}

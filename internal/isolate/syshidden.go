@@ -19,14 +19,22 @@ func systemCredentialStores() []string {
 		"/etc/krb5.keytab", "/etc/kubernetes", "/var/lib/kubelet/pki",
 		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
 		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+		// Debian's daily backups of the password files.
+		"/var/backups/shadow.bak", "/var/backups/gshadow.bak",
+		// VPN, Wi-Fi and dial-up secrets.
+		"/etc/NetworkManager/system-connections", "/etc/wireguard",
+		"/etc/ipsec.secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
+		// Services' own administrators' passwords and cluster tokens.
+		"/etc/mysql/debian.cnf", "/etc/rancher/k3s/k3s.yaml",
+		"/var/lib/rancher/k3s/server/token",
 	}
 }
 
 // systemHidden are those of systemCredentialStores that exist, and any
-// other private host key in /etc/ssh (ssh_host_*_key). One missing is
-// left out: its directory then needs no rules around it (/var/lib is
-// big), and one made later in /etc is unreadable all the same (the
-// rules allow only the entries there when they were built).
+// other private host key in /etc/ssh (ssh_host_*_key) or secrets file in
+// /etc/ppp (*-secrets). One missing is left out: its directory then needs
+// no rules around it (/var/lib is big); one made after a dispatcher first
+// built its rules (PolicyBase.Hidden, once) is readable to its children.
 func systemHidden() []string {
 	var out []string
 	for _, p := range systemCredentialStores() {
@@ -35,5 +43,6 @@ func systemHidden() []string {
 		}
 	}
 	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
-	return appendNew(out, keys...)
+	ppp, _ := filepath.Glob("/etc/ppp/*-secrets")
+	return appendNew(appendNew(out, keys...), ppp...)
 }

@@ -3,6 +3,7 @@ package isolate
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,12 +51,18 @@ func writeOnly(roots []string) error {
 		}
 		err = unix.MountSetattr(top, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &rw)
 		if errors.Is(err, unix.EPERM) {
-			// A mount beneath it is locked read-only: it stays so.
+			// A mount beneath it is locked read-only: it stays so, and
+			// the others beneath it with it (said on the child's
+			// stderr: its writes there fail with EROFS).
 			err = unix.MountSetattr(top, "", unix.AT_EMPTY_PATH, &rw)
+			if err == nil {
+				fmt.Fprintf(os.Stderr, "brood: %s is writable but the mounts beneath it are read-only (one of them was read-only before): writes there fail\n", p)
+			}
 		}
 		if errors.Is(err, unix.EPERM) {
 			// The root itself is on a mount read-only before this
 			// namespace was made (locked): nothing there was writable.
+			fmt.Fprintf(os.Stderr, "brood: %s, which this child may write, is on a read-only mount: writes there fail\n", p)
 			err = nil
 		}
 		unix.Close(top)

@@ -459,7 +459,16 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if env.Isolation == "worktree" {
 			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
 		}
-		if err := m.Configure(cmd, x.WriterDenied(env, td.Path())...); err != nil {
+		// Every mount of the worker's but what the child writes is
+		// read-only in its namespace (review confine21a P1).
+		var writes []string
+		if !env.NoLandlock && sandbox.LandlockABI() >= 1 {
+			writes = []string{isolate.ResolvedTaskDir(td.Path())}
+			if !env.ReadOnly {
+				writes = isolate.WriterWritable(env, td.Path(), d.policyBase())
+			}
+		}
+		if err := m.Configure(cmd, writes, x.WriterDenied(env, td.Path())...); err != nil {
 			return err
 		}
 	} else if d.cfg.CopyRoot != "" {

@@ -220,6 +220,10 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			if why := dispatch.IgnoredBound(s.before, after); why != "" {
 				j.env.Notes = append(j.env.Notes, why)
 			}
+			if m := dispatch.ModeChanges(s.before, after); len(m) > 0 {
+				// (git status shows none of these: review confine21a P2)
+				j.env.Notes = append(j.env.Notes, "modes changed in the tree (others may now write it, or it runs as its owner): "+strings.Join(m, ", "))
+			}
 			if n := len(s.before.NestedLeftOut); n > 0 {
 				j.env.Notes = append(j.env.Notes, fmt.Sprintf("the files of %d nested repositories were not checked (more than brood looks into): %s", n, strings.Join(s.before.NestedLeftOut, ", ")))
 			}

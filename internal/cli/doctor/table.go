@@ -63,7 +63,7 @@ func confinements(r Report) []Confinement {
 		Filesystem: "Landlock: the work tree, its TMPDIR, build caches; .git config/hooks/info, .brood, .claude read-only, every other mount read-only (chmod, chown, utimes, xattrs fail outside what it writes) (own mount namespace)"}
 	iso := Confinement{Class: "isolated writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net}
 	fleet := Confinement{Class: "fleet worker's child", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
-		Filesystem: "an overlay of the submitter's snapshot (the worker's checkout never changes); Landlock as its class"}
+		Filesystem: "an overlay of the submitter's snapshot (the worker's checkout never changes); Landlock as its class; every other mount read-only (chmod, chown, utimes, xattrs fail outside what it writes) (own mount namespace)"}
 	switch {
 	case r.OverlayInUserNS:
 		iso.Filesystem = "an overlay copy (ignored files whited out, its upper directory out of its reach); Landlock: the copy, its TMPDIR, build caches; every other mount read-only (own mount namespace)"
