@@ -228,7 +228,8 @@ func (a *attempt) Land(ctx context.Context) {
 	if s.ws != nil && s.ws.Mode != isolate.ModeNone {
 		venvs = nil // its copy's activate is not the one pinned
 	}
-	a.concerns = d.guardrails(j, res, &a.v, a.want, d.recordCalls(j, run), venvs)
+	calls, known := d.recordCalls(j, run)
+	a.concerns = d.guardrails(j, res, &a.v, a.want, calls, known, venvs)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()

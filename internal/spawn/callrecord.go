@@ -97,19 +97,33 @@ func (l *callLog) taken() ([]dispatch.CallRecord, []string) {
 // record as the guardrails read it. The record is the parent's own file
 // (its records, beyond every child's reach; a sandboxed parent's
 // owners/, as its verdicts); a failure to write it is said in the
-// result's notes, and the guards judge what this process holds.
-func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
+// result's notes, and the guards judge what this process holds. known is
+// false when an earlier run's calls are not in the record (its parent
+// died before writing them, or the record was not believed): the guards
+// then judge this run's calls without saying the child made none.
+func (d *Dispatcher) recordCalls(j *job, run *callLog) (calls []guard.Call, known bool) {
 	id := j.env.TaskID
+	this := j.env.ResumeCount
 	var rec dispatch.Calls
+	said := false
 	switch got, err := dispatch.ReadCalls(*d.cfg.Owners, id); {
 	case err == nil:
 		rec = *got
-	case errors.Is(err, taskdir.ErrNotYours) && j.env.ResumeCount > 0:
+	case errors.Is(err, taskdir.ErrNotYours) && this > 0:
+		said = true
 		// Shipped or forged (report21): the earlier runs' calls are not
 		// believed, so none of them is evidence for this run's result.
 		j.env.Notes = append(j.env.Notes, "the record of the earlier runs' tool calls was not believed ("+err.Error()+"): only this run's calls were judged")
 	}
-	this := j.env.ResumeCount
+	known = true
+	for r := range this {
+		if !slices.Contains(rec.Runs, r) {
+			known = false
+		}
+	}
+	if !known && !said {
+		j.env.Notes = append(j.env.Notes, "the parent kept no record of an earlier run's tool calls (it died first): only this run's calls were judged")
+	}
 	keep := rec.Calls[:0]
 	for _, c := range rec.Calls {
 		if c.Run < this {
@@ -118,18 +132,18 @@ func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
 	}
 	rec.TaskID, rec.Calls = id, keep
 	rec.Runs = slices.DeleteFunc(rec.Runs, func(r int) bool { return r >= this })
-	var calls []dispatch.CallRecord
+	var taken []dispatch.CallRecord
 	var gaps []string
 	if run != nil {
-		calls, gaps = run.taken()
+		taken, gaps = run.taken()
 	}
 	for _, g := range gaps {
 		if g = fmt.Sprintf("run %d: %s", this, g); !slices.Contains(rec.Gaps, g) {
 			rec.Gaps = append(rec.Gaps, g)
 		}
 	}
-	judged := append(slices.Clone(rec.Calls), calls...)
-	for _, c := range calls {
+	judged := append(slices.Clone(rec.Calls), taken...)
+	for _, c := range taken {
 		c.Output = clipStored(c.Output)
 		rec.Calls = append(rec.Calls, c)
 	}
@@ -140,7 +154,7 @@ func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
 	if !callsHeld(j.env) && (slices.Contains(j.env.Tools, "Bash") || len(j.env.MCP) > 0) {
 		j.env.Notes = append(j.env.Notes, "no Landlock here: the child's tools could reach this parent's end of its protocol pipe, so the record of its tool calls that its guardrails judge is as good as the child's word")
 	}
-	return guardCalls(judged)
+	return guardCalls(judged), known
 }
 
 // callsHeld reports whether the kernel keeps a child's tools off the

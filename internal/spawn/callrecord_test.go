@@ -32,7 +32,7 @@ func TestCallRecordTakesOnlyWhatFits(t *testing.T) {
 	} {
 		run.add(m)
 	}
-	calls := d.recordCalls(j, run)
+	calls, _ := d.recordCalls(j, run)
 	if len(calls) != 2 || calls[0].Command != "go test ./..." || !calls[0].IsError || calls[0].Result != "FAIL" {
 		t.Fatalf("calls %+v; want the failed go test, then the call that never ended", calls)
 	}
@@ -52,11 +52,11 @@ func TestCallRecordTakesOnlyWhatFits(t *testing.T) {
 	run = &callLog{run: 1}
 	run.add(protocol.ToolCall{Seq: 1, Tool: "Bash", Command: "go test ./..."})
 	run.add(protocol.ToolCall{Seq: 1, Tool: "Bash", Ended: true, Output: "ok  \tx\t0.1s"})
-	if calls = d.recordCalls(j, run); len(calls) != 3 || calls[2].IsError {
+	if calls, _ = d.recordCalls(j, run); len(calls) != 3 || calls[2].IsError {
 		t.Fatalf("after a resume: calls %+v; want the first run's two and the passing run", calls)
 	}
 	// The same run judged again replaces its calls, never adds them twice.
-	if calls = d.recordCalls(j, run); len(calls) != 3 {
+	if calls, _ = d.recordCalls(j, run); len(calls) != 3 {
 		t.Fatalf("the same run recorded twice: %+v", calls)
 	}
 	if err := recs.ReadCalls(id, &rec); err != nil || len(rec.Runs) != 2 || rec.Runs[0] != 0 || rec.Runs[1] != 1 {
@@ -141,8 +141,8 @@ func TestForgedCallRecordIsNotBelieved(t *testing.T) {
 			tc.forge(t, recs, id)
 			d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
 			j := &job{env: &dispatch.Envelope{TaskID: id, ResumeCount: 1}}
-			if calls := d.recordCalls(j, &callLog{run: 1}); len(calls) != 0 {
-				t.Fatalf("the resumed run's guardrails judged %+v; want none of the forged record's calls", calls)
+			if calls, known := d.recordCalls(j, &callLog{run: 1}); len(calls) != 0 || known {
+				t.Fatalf("the resumed run's guardrails judged %+v (earlier runs known: %v); want none of the forged record's calls, and the earlier runs unknown", calls, known)
 			}
 			if notes := strings.Join(j.env.Notes, "\n"); !strings.Contains(notes, "not believed") || !strings.Contains(notes, id+".calls.json") {
 				t.Errorf("notes %q; want the record named as not believed", notes)
@@ -162,5 +162,37 @@ func TestForgedCallRecordIsNotBelieved(t *testing.T) {
 	}
 	if got := CallsDisagreement(p.MustTask(id), recs); !strings.Contains(got, "not believed") {
 		t.Errorf("tasks log's line for a forged record: %q; want it not believed", got)
+	}
+}
+
+// TestEarlierRunsUnrecordedAreUnknown: a resumed task whose parent died
+// before it recorded the earlier run's calls (killed mid-run) has its
+// guards judge this run's calls with the earlier ones unknown, not as
+// "the child made no tool call at all", and a note says so; a resume
+// whose earlier runs are all recorded knows them.
+func TestEarlierRunsUnrecordedAreUnknown(t *testing.T) {
+	root := t.TempDir()
+	recs := taskdir.Open(root).Records()
+	id := taskdir.NewID()
+	d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
+	j := &job{env: &dispatch.Envelope{TaskID: id, ResumeCount: 1}}
+	if _, known := d.recordCalls(j, &callLog{run: 1}); known {
+		t.Fatal("the earlier run, never recorded, counts as known")
+	}
+	if notes := strings.Join(j.env.Notes, "\n"); !strings.Contains(notes, "kept no record of an earlier run") {
+		t.Errorf("notes %q; want the unrecorded earlier run said", notes)
+	}
+	j = &job{env: &dispatch.Envelope{TaskID: id, ResumeCount: 2}}
+	if _, known := d.recordCalls(j, &callLog{run: 2}); known {
+		t.Error("run 0 is still unrecorded after run 1 was: counts as known")
+	}
+	id2 := taskdir.NewID()
+	j = &job{env: &dispatch.Envelope{TaskID: id2}}
+	if _, known := d.recordCalls(j, &callLog{}); !known {
+		t.Error("a first run's calls are unknown")
+	}
+	j = &job{env: &dispatch.Envelope{TaskID: id2, ResumeCount: 1}}
+	if _, known := d.recordCalls(j, &callLog{run: 1}); !known {
+		t.Errorf("a resume whose earlier run was recorded does not know it (notes %q)", j.env.Notes)
 	}
 }

@@ -36,8 +36,8 @@ const maxGuardTranscript = 32 << 20
 // being blocked, by a refusal say), and a failed, killed or cancelled run
 // none at all: their findings stay concerns. It returns every finding,
 // whatever its policy, as the lines the parent model sees.
-func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []string {
-	cs := d.concerns(j.name, j.env, res, want, calls, venvs)
+func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call, known bool, venvs trust.VenvPins) []string {
+	cs := d.concerns(j.name, j.env, res, want, calls, known, venvs)
 	var lines []string
 	for _, c := range cs {
 		lines = append(lines, c.String())
@@ -90,10 +90,10 @@ func rejectedFollowUp(t *dispatch.Task, prompt string) string {
 // A custom agent is judged for the sections its definition declares
 // (sections:), none when it declares none: only the built-ins and forks
 // are asked for the built-in report's four.
-func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call, venvs trust.VenvPins) []guard.Concern {
+func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call, known bool, venvs trust.VenvPins) []guard.Concern {
 	in := guard.Input{
 		Status: res.Status, Summary: res.Summary,
-		Workspace: env.Workspace, Calls: calls, CallsKnown: true, Fork: env.Fork, Claimed: res.FilesChanged,
+		Workspace: env.Workspace, Calls: calls, CallsKnown: known, Fork: env.Fork, Claimed: res.FilesChanged,
 		Programs: func(cmd string) []string {
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
