@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/broodhq/brood/internal/sandbox"
@@ -39,6 +40,8 @@ type nsAnswer struct {
 	settled bool
 	works   bool
 	probes  int // how many times the probe ran (tests)
+	// try is the probe (nil: sandbox.TryUserNS).
+	try func(context.Context) error
 }
 
 // guess is the answer a child is configured by without waiting: the
@@ -93,18 +96,34 @@ func (a *nsAnswer) failed(ctx context.Context, err error) (bool, error) {
 	defer a.mu.Unlock()
 	if !a.settled {
 		if perr := a.probeLocked(ctx); perr != nil {
-			return false, fmt.Errorf("%w (the user namespace probe then: %w)", err, nsLimit(perr))
+			if sandbox.UserNSLimited(perr) {
+				perr = nsLimit(perr)
+			}
+			return false, fmt.Errorf("%w (the user namespace probe then: %w)", err, perr)
 		}
 	}
 	return !a.works, nil
 }
 
 // probeLocked settles the answer by the probe, unless the probe met a
-// limit, which it returns and settles nothing; a.mu is held.
+// limit or failed otherwise than by the kernel's refusal, which it
+// returns and settles nothing; a.mu is held.
 func (a *nsAnswer) probeLocked(ctx context.Context) error {
 	a.probes++
-	err := sandbox.TryUserNS(context.WithoutCancel(ctx))
+	try := a.try
+	if try == nil {
+		try = sandbox.TryUserNS
+	}
+	err := try(context.WithoutCancel(ctx))
 	if sandbox.UserNSLimited(err) {
+		return err
+	}
+	if err != nil && !sandbox.UserNSRefused(err) && runtime.GOOS == "linux" {
+		// Not the kernel's "none here" (a fork short of a process slot or
+		// of memory under load, the probe program failing): no answer, as
+		// a limit is none. Settled "no", every later worktree writer of
+		// this process would run without its held git and read-only
+		// mounts (an attack run as a user other than root saw one).
 		return err
 	}
 	a.settled, a.works = true, err == nil
